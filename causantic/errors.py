@@ -1,0 +1,30 @@
+"""Errors a user can act on.
+
+Every failure we expect carries a one-line message that says what happened, to what, and what
+to do next. `str(exc)` is printed as is by the CLI; `exit_code` follows DESIGN.md section 4
+(1 failure, 2 bad usage or input).
+"""
+
+
+class CausanticError(Exception):
+    """A failure the user can act on; str(exc) is printed as is."""
+
+    exit_code = 1
+
+
+class UsageError(CausanticError):
+    """Bad usage or bad input (exit code 2)."""
+
+    exit_code = 2
+
+
+class DatabaseBusy(CausanticError):
+    """The database stayed locked by another process past the busy timeout."""
+
+
+class DatabaseCorrupt(CausanticError):
+    """The database file is not a SQLite database or is damaged."""
+
+
+class ModelUnavailable(CausanticError):
+    """The embedding model (or the vector extension) cannot be loaded."""
