@@ -1,0 +1,332 @@
+"""Turns -> chunks: rendered, trimmed, redacted text with metadata and a stable id.
+
+A chunk holds whole blocks of one turn up to a token budget (default 1,000 approximate
+tokens), so results are precise and chains stay ordered. Rendering:
+
+    [User]\\n<prompt>            [Assistant]\\n<text>        [Summary]\\n<compaction summary>
+    [Tool:Bash] <command>        [Result:Bash]\\n<trimmed output>
+
+Thinking blocks are never rendered (they hurt embedding discrimination). Tool output keeps
+its head, its tail and its error lines; file reads keep only their first lines. A block
+larger than the budget is split at paragraph, then line boundaries, with a visible marker.
+
+Chunk ids are a hash of session, agent, position (file offset of the turn, part) and the
+redacted text, so re-ingesting the same bytes yields the same ids.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from causantic.transcripts.turns import Block, Turn, is_agent_tool, tool_files
+
+DEFAULT_MAX_TOKENS = 1000
+_ERROR_LINE_RE = re.compile(
+    r"error|fail|panic|exception|traceback|fatal|denied|not found|cannot|undefined", re.I
+)
+_CONTINUED = "[…continued]"
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """A stored unit of memory."""
+
+    id: str
+    session_id: str
+    agent_id: str
+    offset: int
+    part: int
+    turn: int
+    kind: str
+    start_time: str
+    end_time: str
+    text: str
+    tokens: int
+    redactions: int = 0
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    def meta_json(self) -> str:
+        return json.dumps(self.meta, separators=(",", ":"), sort_keys=True)
+
+
+Redact = Callable[[str], tuple[str, int]]
+
+
+def approx_tokens(text: str) -> int:
+    """Approximate model tokens for budgets: about 3.5 characters per token."""
+    return (2 * len(text) + 6) // 7
+
+
+def chunk_turn(
+    turn: Turn,
+    redact: Redact,
+    max_tokens: int = DEFAULT_MAX_TOKENS,
+    fallback_time: str = "1970-01-01T00:00:00.000Z",
+) -> list[Chunk]:
+    """Render, redact and pack one turn into chunks of at most `max_tokens` (approximately)."""
+    pieces: list[tuple[str, Block]] = []
+    for block in turn.blocks:
+        text = render_block(block)
+        if text:
+            pieces.append((text, block))
+    if not pieces:
+        return []
+    budget_chars = max_tokens * 7 // 2
+    groups: list[list[tuple[str, Block]]] = [[]]
+    used = 0
+    for text, block in pieces:
+        for piece in _split(text, budget_chars):
+            cost = len(piece) + 2
+            if groups[-1] and used + cost > budget_chars:
+                groups.append([])
+                used = 0
+            groups[-1].append((piece, block))
+            used += cost
+    start = turn.start_time or fallback_time
+    end = turn.end_time or start
+    chunks = []
+    for part, group in enumerate(groups):
+        raw = "\n\n".join(p for p, _ in group)
+        text, redactions = redact(raw)
+        meta = _meta(turn, [b for _, b in group], part, redact)
+        digest = hashlib.sha256(
+            f"{turn.session_id}\x1f{turn.agent_id}\x1f{turn.offset}\x1f{part}\x1f{text}".encode()
+        ).hexdigest()[:24]
+        chunks.append(
+            Chunk(
+                id=digest,
+                session_id=turn.session_id,
+                agent_id=turn.agent_id,
+                offset=turn.offset,
+                part=part,
+                turn=turn.index,
+                kind=turn.kind,
+                start_time=start,
+                end_time=end,
+                text=text,
+                tokens=approx_tokens(text),
+                redactions=redactions,
+                meta=meta,
+            )
+        )
+    return chunks
+
+
+def render_block(block: Block) -> str:
+    """The text of one block as stored and indexed (before redaction)."""
+    kind = block.kind
+    if kind == "prompt":
+        return "[User]\n" + block.text
+    if kind == "text":
+        return "[Assistant]\n" + block.text
+    if kind == "summary":
+        return "[Summary]\n" + block.text
+    if kind == "command":
+        return "[Command expansion]\n" + _head(block.text, 25, 1500)
+    if kind == "note":
+        return block.text
+    if kind == "tool_use":
+        return f"[Tool:{block.name}] {tool_summary(block)}".rstrip()
+    if kind == "tool_result":
+        label = f"[Result:{block.name}{' error' if block.is_error else ''}]"
+        body = trim_output(block.text, block.name, block.is_error)
+        return f"{label}\n{body}" if body else ""
+    return block.text
+
+
+def tool_summary(block: Block) -> str:
+    """A one-glance description of a tool call: the command, file, pattern or query."""
+    inp = block.input or {}
+    name = block.name
+    if name == "Bash":
+        cmd = _s(inp.get("command"))
+        desc = _s(inp.get("description"))
+        return _clip(cmd, 600) + (f"  # {desc}" if desc else "")
+    if name in ("Edit", "MultiEdit"):
+        path = _s(inp.get("file_path"))
+        edits = inp.get("edits") if isinstance(inp.get("edits"), list) else [inp]
+        diff = []
+        for e in edits[:3]:
+            if isinstance(e, dict):
+                old, new = _s(e.get("old_string")), _s(e.get("new_string"))
+                if old or new:
+                    diff.append(_diff(old, new))
+        return path + ("\n" + "\n".join(diff) if diff else "")
+    if name == "Write":
+        return _s(inp.get("file_path")) + "\n" + _head(_s(inp.get("content")), 6, 400)
+    if name in ("Read", "NotebookEdit"):
+        return _s(inp.get("file_path") or inp.get("notebook_path"))
+    if name in ("Grep", "Glob"):
+        return " ".join(x for x in (_s(inp.get("pattern")), _s(inp.get("path"))) if x)
+    if is_agent_tool(name):
+        kind = _s(inp.get("subagent_type"))
+        desc = _s(inp.get("description"))
+        prompt = _s(inp.get("prompt"))
+        head = f"({kind}) " if kind else ""
+        return f"{head}{desc}\n{_clip(prompt, 500)}".strip()
+    if name == "TodoWrite":
+        todos = inp.get("todos") if isinstance(inp.get("todos"), list) else []
+        marks = {"completed": "x", "in_progress": "~"}
+        lines = [
+            f"[{marks.get(_s(t.get('status')), ' ')}] {_s(t.get('content'))}"
+            for t in todos
+            if isinstance(t, dict)
+        ]
+        return "\n".join(lines[:20])
+    for key in ("query", "url", "command", "file_path", "path", "pattern", "description"):
+        if _s(inp.get(key)):
+            return _clip(_s(inp.get(key)), 300)
+    if inp:
+        return _clip(json.dumps(inp, ensure_ascii=False, sort_keys=True), 300)
+    return ""
+
+
+def trim_output(text: str, tool: str, is_error: bool) -> str:
+    """Keep the useful part of a tool's output: head, tail and error lines."""
+    text = text.strip()
+    if not text:
+        return ""
+    if text.startswith("<persisted-output>"):
+        return _head(text.replace("<persisted-output>", "").strip(), 12, 1000)
+    if tool in ("Edit", "Write", "MultiEdit", "TodoWrite", "NotebookEdit") and not is_error:
+        return _clip(text.splitlines()[0], 200)
+    if tool == "Read" and not is_error:
+        return _head(text, 8, 600)
+    if is_agent_tool(tool):
+        return _head(text, 40, 2500)
+    lines = text.splitlines()
+    if len(lines) <= 30 and len(text) <= 2500:
+        return "\n".join(_clip(line, 400) for line in lines)
+    head, tail = lines[:15], lines[-8:] if len(lines) > 23 else []
+    middle = lines[15 : len(lines) - len(tail)]
+    errors = [line for line in middle if _ERROR_LINE_RE.search(line)][:10]
+    out = [_clip(line, 400) for line in head]
+    omitted = len(middle) - len(errors)
+    if errors:
+        out.append(f"[… {omitted} lines omitted; error lines kept …]")
+        out += [_clip(line, 400) for line in errors]
+    elif middle:
+        out.append(f"[… {omitted} lines omitted …]")
+    out += [_clip(line, 400) for line in tail]
+    return "\n".join(out)
+
+
+def _meta(turn: Turn, blocks: list[Block], part: int, redact: Redact) -> dict[str, Any]:
+    files: list[str] = []
+    edited: list[str] = []
+    tools: list[str] = []
+    commands: list[str] = []
+    errors: list[str] = []
+    spawned: list[str] = []
+    returned: list[str] = []
+    for b in blocks:
+        if b.kind == "tool_use":
+            if b.name not in tools:
+                tools.append(b.name)
+            touched, changed = tool_files(b)
+            files += [f for f in touched if f not in files]
+            edited += [f for f in changed if f not in edited]
+            if b.name == "Bash" and b.input:
+                cmd = _s(b.input.get("command")).strip()
+                if cmd:
+                    commands.append(redact(_clip(cmd.splitlines()[0], 200))[0])
+            if b.agent_id and b.agent_id not in spawned:
+                spawned.append(b.agent_id)
+        elif b.kind == "tool_result":
+            if b.is_error and b.text.strip():
+                errors.append(redact(_clip(b.text.strip().splitlines()[0], 200))[0])
+            if b.agent_id and b.agent_id not in returned:
+                returned.append(b.agent_id)
+    meta: dict[str, Any] = {}
+    for key, value in (
+        ("files", files),
+        ("edited", edited),
+        ("tools", tools),
+        ("commands", commands[:20]),
+        ("errors", errors[:10]),
+        ("spawned", spawned),
+        ("returned", returned),
+    ):
+        if value:
+            meta[key] = value
+    if part == 0:
+        if turn.shift:
+            meta["shift"] = True
+        if turn.git_branch:
+            meta["branch"] = turn.git_branch
+        prompt = next((b.text for b in turn.blocks if b.kind == "prompt"), "")
+        if prompt:
+            meta["prompt"] = redact(_clip(prompt, 300))[0]
+    if turn.todos is not None and part == 0:
+        meta["todos"] = [
+            {"content": redact(_clip(_s(t.get("content")), 200))[0], "status": _s(t.get("status"))}
+            for t in turn.todos[:30]
+        ]
+    return meta
+
+
+def _split(text: str, budget: int) -> list[str]:
+    """Split an oversized block at paragraph, then line, then character boundaries."""
+    if len(text) <= budget:
+        return [text]
+    out: list[str] = []
+    current = ""
+    for para in re.split(r"\n\n+", text):
+        units = [para] if len(para) <= budget else _split_lines(para, budget)
+        for unit in units:
+            if current and len(current) + len(unit) + 2 > budget:
+                out.append(current)
+                current = _CONTINUED + "\n" + unit
+            else:
+                current = f"{current}\n\n{unit}" if current else unit
+    if current:
+        out.append(current)
+    return out
+
+
+def _split_lines(text: str, budget: int) -> list[str]:
+    out: list[str] = []
+    current = ""
+    for line in text.split("\n"):
+        while len(line) > budget:
+            cut = budget - 40
+            out.append((current + "\n" if current else "") + line[:cut] + " " + _CONTINUED)
+            current = ""
+            line = line[cut:]
+        if current and len(current) + len(line) + 1 > budget:
+            out.append(current)
+            current = line
+        else:
+            current = f"{current}\n{line}" if current else line
+    if current:
+        out.append(current)
+    return out
+
+
+def _head(text: str, lines: int, chars: int) -> str:
+    parts = text.splitlines()
+    out = "\n".join(_clip(line, 300) for line in parts[:lines])
+    if len(out) > chars:
+        out = out[:chars].rstrip() + " …"
+    if len(parts) > lines:
+        out += f"\n[… {len(parts) - lines} more lines]"
+    return out
+
+
+def _diff(old: str, new: str) -> str:
+    minus = "\n".join("- " + line for line in _head(old, 8, 400).splitlines())
+    plus = "\n".join("+ " + line for line in _head(new, 12, 600).splitlines())
+    return f"{minus}\n{plus}".strip()
+
+
+def _clip(text: str, n: int) -> str:
+    return text if len(text) <= n else text[: n - 1] + "…"
+
+
+def _s(value: Any) -> str:
+    return value if isinstance(value, str) else ""

@@ -1,0 +1,206 @@
+"""Command line: parse, call, print. No SQL and no loops over data here.
+
+Handlers import what they need lazily so that light commands (hooks, `--version`) never pay
+for apsw, numpy, onnxruntime or mcp.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from causantic import __version__
+from causantic.config import Settings, load_settings
+from causantic.errors import CausanticError
+
+Handler = Callable[[argparse.Namespace, Settings], int]
+
+
+# -- handlers ------------------------------------------------------------------------------
+
+
+def cmd_ingest(args: argparse.Namespace, settings: Settings) -> int:
+    from causantic.pipeline import run_ingest
+
+    paths = [Path(p) for p in args.paths] if args.paths else [settings.projects_dir]
+    if not args.paths and not settings.projects_dir.exists():
+        raise CausanticError(
+            f"no Claude Code transcripts at {settings.projects_dir}; pass a path "
+            "(causantic ingest PATH) or set CLAUDE_CONFIG_DIR"
+        )
+    report = run_ingest(settings, paths, progress=not args.json and sys.stderr.isatty())
+    if args.json:
+        print(json.dumps(report.as_dict()))
+    else:
+        print(report_line(report))
+        for problem in report.problems:
+            print(f"causantic: warning: {problem}", file=sys.stderr)
+    return 0
+
+
+def report_line(report) -> str:  # type: ignore[no-untyped-def]
+    return (
+        f"Ingested {report.files} transcript files ({report.files_read} read, "
+        f"{report.files_unchanged} unchanged): +{report.chunks_added} chunks, "
+        f"{report.chunks_replaced} refreshed, +{report.edges_added} edges, "
+        f"{len(report.sessions)} sessions touched, {report.redactions} secrets redacted, "
+        f"{report.bad_lines} bad lines skipped, in {report.seconds:.2f} s"
+    )
+
+
+def cmd_search(args: argparse.Namespace, settings: Settings) -> int:
+    from causantic.retrieval.search import search
+    from causantic.store import open_store
+
+    with open_store(settings.db_path, readonly=True) as store:
+        result = search(
+            store,
+            args.query,
+            project=args.project,
+            limit=args.limit,
+            max_tokens=args.max_tokens or settings.max_tokens,
+            mode=args.mode,
+        )
+    _emit(args, result.as_dict(), result.text)
+    return 0
+
+
+def cmd_stats(args: argparse.Namespace, settings: Settings) -> int:
+    from causantic.retrieval.browse import render_stats, stats
+    from causantic.store import open_store
+
+    with open_store(settings.db_path, readonly=True) as store:
+        counts = stats(store.conn)
+    _emit(args, counts, render_stats(counts, str(settings.db_path)))
+    return 0
+
+
+def cmd_list_projects(args: argparse.Namespace, settings: Settings) -> int:
+    from causantic.retrieval.browse import list_projects, render_projects
+    from causantic.store import open_store
+
+    with open_store(settings.db_path, readonly=True) as store:
+        projects = list_projects(store.conn)
+    _emit(args, {"projects": [p.as_dict() for p in projects]}, render_projects(projects))
+    return 0
+
+
+def cmd_list_sessions(args: argparse.Namespace, settings: Settings) -> int:
+    from causantic.retrieval.browse import list_sessions, render_sessions
+    from causantic.store import open_store
+
+    with open_store(settings.db_path, readonly=True) as store:
+        sessions = list_sessions(
+            store.conn, args.project, days_back=args.days_back, limit=args.limit
+        )
+    _emit(
+        args,
+        {"project": args.project, "sessions": [s.as_dict() for s in sessions]},
+        render_sessions(args.project, sessions),
+    )
+    return 0
+
+
+def _emit(args: argparse.Namespace, payload: dict[str, object], text: str) -> None:
+    print(json.dumps(payload, ensure_ascii=False) if args.json else text)
+
+
+# -- parser --------------------------------------------------------------------------------
+
+
+def _positive(value: str) -> int:
+    try:
+        n = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a whole number") from None
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"{value} must be at least 1")
+    return n
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="causantic",
+        description="Long-term memory for Claude Code: ingest transcripts, search and recall them.",
+    )
+    parser.add_argument("--version", action="version", version=f"causantic {__version__}")
+    parser.add_argument("--db", metavar="PATH", help="database file (default ~/.causantic/memory.db)")
+    parser.add_argument("--debug", action="store_true", help="show tracebacks on errors")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    def command(name: str, handler: Handler, summary: str, example: str) -> argparse.ArgumentParser:
+        p = sub.add_parser(name, help=summary, description=f"{summary}\n\nexample: {example}",
+                           formatter_class=argparse.RawDescriptionHelpFormatter)
+        p.set_defaults(handler=handler)
+        return p
+
+    def query_options(p: argparse.ArgumentParser, limit: int = 10) -> None:
+        p.add_argument("--project", help="only this project (see list-projects)")
+        p.add_argument("--limit", type=_positive, default=limit, help=f"most results (default {limit})")
+        p.add_argument("--max-tokens", type=_positive, help="answer budget in tokens (default 4000)")
+        p.add_argument("--json", action="store_true", help="one JSON object (DESIGN.md section 4)")
+
+    p = command("ingest", cmd_ingest, "Read transcripts into memory, incrementally.",
+                "causantic ingest ~/.claude/projects/-home-me-repo")
+    p.add_argument("paths", nargs="*", help="transcript files or folders (default: all of ~/.claude/projects)")
+    p.add_argument("--json", action="store_true", help="print the ingest report as JSON")
+
+    p = command("search", cmd_search, "What do we know about X: ranked chunks.",
+                'causantic search "daytona pty log streaming" --project napoli-matcha')
+    p.add_argument("query")
+    query_options(p)
+    p.add_argument("--mode", choices=("keyword", "vector", "hybrid"), default="keyword",
+                   help="retrieval mode (default keyword)")
+
+    p = command("stats", cmd_stats, "Counts of what is stored.", "causantic stats --json")
+    p.add_argument("--json", action="store_true")
+
+    p = command("list-projects", cmd_list_projects, "Projects in memory.", "causantic list-projects")
+    p.add_argument("--json", action="store_true")
+
+    p = command("list-sessions", cmd_list_sessions, "Sessions of a project, newest first.",
+                "causantic list-sessions --project cli --days-back 7")
+    p.add_argument("--project", required=True)
+    p.add_argument("--days-back", type=_positive, help="only sessions active in the last N days")
+    p.add_argument("--limit", type=_positive, default=50)
+    p.add_argument("--json", action="store_true")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)  # argparse itself exits 2 on bad usage
+    if not getattr(args, "handler", None):
+        parser.print_help()
+        return 2
+    try:
+        return args.handler(args, load_settings(args.db))
+    except CausanticError as exc:
+        if args.debug:
+            raise
+        print(f"causantic: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("causantic: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0
+    except Exception as exc:  # the edge: one line, never a traceback unless --debug
+        if args.debug:
+            raise
+        print(f"causantic: {_describe(exc)}", file=sys.stderr)
+        return 1
+
+
+def _describe(exc: Exception) -> str:
+    name = type(exc).__name__
+    if name in ("BusyError", "LockedError"):
+        return "the database stayed locked; another causantic process is writing. Try again."
+    if name in ("NotADBError", "CorruptError"):
+        return "the database is damaged or not a causantic database; move it aside and re-ingest"
+    if isinstance(exc, OSError) and exc.strerror:
+        return f"{exc.strerror}: {exc.filename}" if exc.filename else exc.strerror
+    return f"unexpected {name}: {exc} (run with --debug for details)"

@@ -1,0 +1,158 @@
+"""Settings: defaults < config file < environment < command-line flags.
+
+`load_settings` is the only place that reads `os.environ`, `~` or the config file; everything
+else receives a frozen `Settings` (or the values it needs) as arguments.
+
+The config file is TOML at `<home>/config.toml` (home = `CAUSANTIC_HOME`, default
+`~/.causantic`). Recognised keys::
+
+    db = "/path/to/memory.db"          # default <home>/memory.db
+    claude_dir = "~/.claude"           # where Claude Code keeps projects/ (CLAUDE_CONFIG_DIR)
+
+    [redaction]
+    patterns = { internal-token = "itk_[A-Za-z0-9]{32}" }
+
+    [search]
+    max_tokens = 4000                  # default answer budget
+
+    [hooks]
+    user_prompt_submit = false         # keyword recall on every prompt (off by default)
+    session_start_chars = 6000         # briefing cap (never above 9,500)
+    prompt_chars = 1500
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from causantic.errors import UsageError
+
+HARD_INJECTION_CAP = 9_500  # Claude Code truncates injected context over 10,000 characters.
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Everything the rest of causantic needs to know about its environment."""
+
+    home: Path
+    db_path: Path
+    claude_dir: Path
+    config_path: Path
+    redaction_patterns: Mapping[str, str] = field(default_factory=dict)
+    max_tokens: int = 4000
+    hook_prompt_recall: bool = False
+    session_start_chars: int = 6000
+    prompt_chars: int = 1500
+    model_dir: Path | None = None
+    raw: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def projects_dir(self) -> Path:
+        """The folder Claude Code writes session transcripts under."""
+        return self.claude_dir / "projects"
+
+    @property
+    def state_dir(self) -> Path:
+        """Where hook status, locks and logs live (beside the database by default)."""
+        return self.home
+
+
+def load_settings(
+    db: str | os.PathLike[str] | None = None,
+    env: Mapping[str, str] | None = None,
+) -> Settings:
+    """Resolve settings from defaults, the config file, the environment and flags.
+
+    Parameters
+    ----------
+    db : an explicit `--db PATH` flag, which wins over everything else.
+    env : the environment to read (default `os.environ`); tests pass their own.
+
+    Raises
+    ------
+    UsageError : the config file is not valid TOML or has a value of the wrong type.
+    """
+    env = os.environ if env is None else env
+    user_home = Path(env.get("HOME") or os.path.expanduser("~"))
+    home = _expand(env.get("CAUSANTIC_HOME"), user_home) or user_home / ".causantic"
+    config_path = home / "config.toml"
+    cfg = _read_config(config_path)
+
+    db_path = (
+        _expand(db, user_home)
+        or _expand(env.get("CAUSANTIC_DB"), user_home)
+        or _expand(_get(cfg, "db", str), user_home)
+        or home / "memory.db"
+    )
+    claude_dir = (
+        _expand(env.get("CLAUDE_CONFIG_DIR"), user_home)
+        or _expand(_get(cfg, "claude_dir", str), user_home)
+        or user_home / ".claude"
+    )
+    redaction = _get(cfg, "redaction", dict) or {}
+    patterns = _get(redaction, "patterns", dict, "redaction.patterns") or {}
+    for kind, regex in patterns.items():
+        if not isinstance(regex, str):
+            raise UsageError(f"{config_path}: redaction.patterns.{kind} must be a string regex")
+    search = _get(cfg, "search", dict) or {}
+    hooks = _get(cfg, "hooks", dict) or {}
+    model_dir = _expand(env.get("CAUSANTIC_MODEL_DIR"), user_home)
+
+    return Settings(
+        home=home,
+        db_path=db_path,
+        claude_dir=claude_dir,
+        config_path=config_path,
+        redaction_patterns=dict(patterns),
+        max_tokens=_get(search, "max_tokens", int, "search.max_tokens") or 4000,
+        hook_prompt_recall=bool(_get(hooks, "user_prompt_submit", bool, "hooks.user_prompt_submit")),
+        session_start_chars=min(
+            HARD_INJECTION_CAP,
+            _get(hooks, "session_start_chars", int, "hooks.session_start_chars") or 6000,
+        ),
+        prompt_chars=min(
+            HARD_INJECTION_CAP, _get(hooks, "prompt_chars", int, "hooks.prompt_chars") or 1500
+        ),
+        model_dir=model_dir,
+        raw=cfg,
+    )
+
+
+def with_overrides(settings: Settings, **changes: Any) -> Settings:
+    """A copy of `settings` with some fields replaced (flags applied after loading)."""
+    return replace(settings, **changes)
+
+
+def _read_config(path: Path) -> dict[str, Any]:
+    try:
+        with open(path, "rb") as f:
+            return tomllib.load(f)
+    except FileNotFoundError:
+        return {}
+    except tomllib.TOMLDecodeError as exc:
+        raise UsageError(f"{path} is not valid TOML ({exc}); fix or remove it") from exc
+    except OSError as exc:
+        raise UsageError(f"cannot read {path}: {exc.strerror}") from exc
+
+
+def _get(table: Mapping[str, Any], key: str, kind: type, name: str | None = None) -> Any:
+    value = table.get(key)
+    if value is None:
+        return None
+    if kind is int and isinstance(value, bool) or not isinstance(value, kind):
+        raise UsageError(f"config: {name or key} must be a {kind.__name__}, not {value!r}")
+    return value
+
+
+def _expand(value: str | os.PathLike[str] | None, user_home: Path) -> Path | None:
+    if value is None or str(value) == "":
+        return None
+    text = str(value)
+    if text == "~" or text.startswith("~/"):
+        text = str(user_home) + text[1:]
+    return Path(text).absolute()

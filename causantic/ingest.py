@@ -1,0 +1,283 @@
+"""The ingest pipeline: read -> turns -> chunks (redacted) -> store -> link.
+
+Per file, incrementally: a checkpoint remembers the file's identity (device, inode, size,
+mtime, a hash of its first bytes), the end of the last complete line read, and the start of
+its newest turn (which may still be growing). An unchanged file costs one `stat`. An appended
+file is parsed from the start of its newest turn: the chunks read from there are replaced,
+and the stream is relinked so the first new chunk follows the previous tail. A rewritten or
+truncated file is read again from the start.
+
+Each file is written in one short transaction (compute first, then write), which also
+re-checks the checkpoint: if another process ingested the same file meanwhile, the work is
+redone from the new checkpoint. Chunk ids are content hashes and edges are unique, so
+ingesting twice, concurrently, or after a crash half way gives the same store as once.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import mmap
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import apsw
+
+from causantic.chunking import DEFAULT_MAX_TOKENS, Chunk, chunk_turn
+from causantic.errors import CausanticError, UsageError
+from causantic.linking import link_project_continuations, link_session
+from causantic.store import files as file_table
+from causantic.store.chunks import delete_from, insert_chunks
+from causantic.store.db import Store
+from causantic.store.sessions import SessionRow, get_session, upsert_session
+from causantic.transcripts.discover import TranscriptFile, agents_with_files, discover
+from causantic.transcripts.project import project_for_cwd
+from causantic.transcripts.turns import ParsedFile, is_warmup, parse_transcript
+
+Redact = Callable[[str], tuple[str, int]]
+_HEAD_BYTES = 4096
+_RETRIES = 5
+
+
+@dataclass
+class IngestReport:
+    """What one ingest run did."""
+
+    files: int = 0
+    files_read: int = 0
+    files_unchanged: int = 0
+    chunks_added: int = 0
+    chunks_replaced: int = 0
+    edges_added: int = 0
+    sessions: set[str] = field(default_factory=set)
+    bad_lines: int = 0
+    redactions: int = 0
+    problems: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "files": self.files,
+            "files_read": self.files_read,
+            "files_unchanged": self.files_unchanged,
+            "chunks_added": self.chunks_added,
+            "chunks_replaced": self.chunks_replaced,
+            "edges_added": self.edges_added,
+            "sessions_touched": len(self.sessions),
+            "bad_lines": self.bad_lines,
+            "redactions": self.redactions,
+            "problems": self.problems,
+            "seconds": round(self.seconds, 3),
+        }
+
+
+def ingest_paths(
+    store: Store,
+    paths: list[Path],
+    redact: Redact,
+    *,
+    max_tokens: int = DEFAULT_MAX_TOKENS,
+    on_file: Callable[[TranscriptFile, IngestReport], None] | None = None,
+) -> IngestReport:
+    """Ingest every transcript under `paths` (files or folders) into the store.
+
+    Raises
+    ------
+    UsageError : a path does not exist.
+    """
+    started = time.perf_counter()
+    try:
+        found = discover(paths)
+    except FileNotFoundError as exc:
+        raise UsageError(f"no such file or folder: {exc}") from exc
+    report = IngestReport(files=len(found))
+    for tf in found:
+        try:
+            ingest_file(store, tf, redact, report, max_tokens=max_tokens)
+        except (OSError, ValueError) as exc:
+            report.problems.append(f"{tf.path}: {exc}")
+        if on_file is not None:
+            on_file(tf, report)
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+def ingest_file(
+    store: Store,
+    tf: TranscriptFile,
+    redact: Redact,
+    report: IngestReport,
+    *,
+    max_tokens: int = DEFAULT_MAX_TOKENS,
+) -> None:
+    """Ingest one transcript file incrementally (see the module docstring)."""
+    conn = store.conn
+    path = str(tf.path.resolve())
+    for _ in range(_RETRIES):
+        try:
+            st = os.stat(path)
+        except FileNotFoundError:
+            return  # deleted since discovery (Claude Code's cleanup): nothing to do
+        checkpoint = file_table.get_checkpoint(conn, path)
+        if checkpoint is not None and checkpoint.same_stat(
+            st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns
+        ):
+            report.files_unchanged += 1
+            return
+        with open(path, "rb") as f:
+            data = _map(f, st.st_size)
+            try:
+                head = hashlib.sha1(data[:_HEAD_BYTES]).hexdigest()
+                start, state = 0, {}
+                if (
+                    checkpoint is not None
+                    and st.st_size >= checkpoint.complete_offset
+                    and _head_matches(data, checkpoint)
+                ):
+                    start, state = checkpoint.resume_offset, checkpoint.resume_state
+                parsed = _parse(tf, data, start, state)
+            finally:
+                if isinstance(data, mmap.mmap):
+                    data.close()
+        chunks, projects, sessions = _prepare(conn, tf, parsed, redact, max_tokens)
+        if _write(store, tf, path, st, head, start, checkpoint, parsed, chunks, projects, sessions, report):
+            report.files_read += 1
+            report.bad_lines += parsed.stats.bad_lines
+            return
+    report.problems.append(f"{path}: changed by another process during every attempt; skipped")
+
+
+def _map(f, size: int) -> bytes | mmap.mmap:
+    if size == 0:
+        return b""
+    try:
+        return mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+    except (OSError, ValueError):
+        return f.read()
+
+
+def _head_matches(data: bytes | mmap.mmap, checkpoint: file_table.Checkpoint) -> bool:
+    return hashlib.sha1(data[:_HEAD_BYTES]).hexdigest() == checkpoint.head_hash or (
+        checkpoint.head_hash == "" and checkpoint.complete_offset == 0
+    )
+
+
+def _parse(tf: TranscriptFile, data: bytes | mmap.mmap, start: int, state: dict) -> ParsedFile:
+    default_session = tf.session_hint or tf.path.stem
+    with_files = agents_with_files(tf.path, tf.session_hint) if tf.kind == "session" else frozenset()
+    return parse_transcript(
+        data,  # type: ignore[arg-type]
+        start=start,
+        state=state,
+        default_session=default_session,
+        agent_id=tf.agent_id,
+        agents_with_files=with_files,
+    )
+
+
+def _prepare(
+    conn: apsw.Connection,
+    tf: TranscriptFile,
+    parsed: ParsedFile,
+    redact: Redact,
+    max_tokens: int,
+) -> tuple[list[Chunk], dict[str, str], list[SessionRow]]:
+    """Chunks, each session's project, and session rows: all computed before writing."""
+    if tf.kind == "subagent" and is_warmup(parsed):
+        return [], {}, []
+    projects: dict[str, str] = {}
+    rows: list[SessionRow] = []
+    ordered = sorted(parsed.sessions.values(), key=lambda s: (s.start_time or "", s.session_id))
+    for i, info in enumerate(ordered):
+        known = get_session(conn, info.session_id)
+        if tf.kind == "subagent" or (known is not None and known.project != "unknown" and not info.cwd):
+            project = known.project if known else project_for_cwd(info.cwd).name
+            project_path = known.project_path if known else None
+        else:
+            p = project_for_cwd(info.cwd)
+            project, project_path = p.name, p.path
+        projects[info.session_id] = project
+        rows.append(
+            SessionRow(
+                id=info.session_id,
+                project=project,
+                project_path=project_path,
+                cwd=info.cwd if tf.kind == "session" else None,
+                git_branch=info.git_branch,
+                title=info.title,
+                start_time=info.start_time if tf.kind == "session" else None,
+                end_time=info.end_time if tf.kind == "session" else None,
+                # A later session sharing a file with an earlier one continues it.
+                continued=info.continued or (tf.kind == "session" and i > 0),
+                forked_from=info.forked_from,
+            )
+        )
+    chunks: list[Chunk] = []
+    for turn in parsed.turns:
+        chunks += chunk_turn(turn, redact, max_tokens)
+    return chunks, projects, rows
+
+
+def _write(
+    store: Store,
+    tf: TranscriptFile,
+    path: str,
+    st: os.stat_result,
+    head: str,
+    start: int,
+    checkpoint: file_table.Checkpoint | None,
+    parsed: ParsedFile,
+    chunks: list[Chunk],
+    projects: dict[str, str],
+    sessions: list[SessionRow],
+    report: IngestReport,
+) -> bool:
+    """Write one file's results in one transaction; False if another process got there first."""
+    conn = store.conn
+    try:
+        with conn:
+            now = file_table.get_checkpoint(conn, path)
+            if now != checkpoint:
+                return False
+            file_id = file_table.ensure_file(
+                conn, path, tf.kind, tf.session_hint, tf.agent_id
+            )
+            for row in sessions:
+                upsert_session(conn, row)
+            # Sub-agent chunks take the project of the stored parent session.
+            for sid in {c.session_id for c in chunks} - set(projects):
+                known = get_session(conn, sid)
+                projects[sid] = known.project if known else "unknown"
+            replaced = delete_from(conn, file_id, start)
+            added = insert_chunks(conn, chunks, projects, file_id)
+            touched = {c.session_id for c in chunks} | {s.id for s in sessions}
+            edges = sum(link_session(conn, sid) for sid in sorted(touched))
+            for project in sorted({projects.get(s, "unknown") for s in touched}):
+                edges += link_project_continuations(conn, project)
+            file_table.save_checkpoint(
+                conn,
+                file_id,
+                dev=st.st_dev,
+                ino=st.st_ino,
+                size=st.st_size,
+                mtime_ns=st.st_mtime_ns,
+                head_hash=head,
+                complete_offset=parsed.stats.complete_offset,
+                resume_offset=parsed.resume_offset,
+                resume_state=parsed.resume_state,
+                bad_lines=parsed.stats.bad_lines,
+                session_id=next(iter(parsed.sessions), ""),
+            )
+    except apsw.BusyError as exc:
+        raise CausanticError(
+            f"{store.path.name} stayed locked for 5 s while ingesting {tf.path.name}; "
+            "another causantic process is writing. Try again."
+        ) from exc
+    report.chunks_added += max(0, added - min(added, replaced))
+    report.chunks_replaced += min(added, replaced)
+    report.edges_added += edges
+    report.sessions |= touched
+    report.redactions += sum(c.redactions for c in chunks)
+    return True

@@ -1,0 +1,161 @@
+"""Browsing memory: projects, sessions, and counts (`list-projects`, `list-sessions`, `stats`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+
+import apsw
+
+from causantic.errors import UsageError
+from causantic.retrieval.render import short_time
+
+
+@dataclass(frozen=True)
+class ProjectInfo:
+    name: str
+    sessions: int
+    chunks: int
+    first: str
+    last: str
+
+    def as_dict(self) -> dict[str, object]:
+        return {"project": self.name, "sessions": self.sessions, "chunks": self.chunks,
+                "first": self.first, "last": self.last}
+
+
+@dataclass(frozen=True)
+class SessionInfo:
+    session_id: str
+    project: str
+    start_time: str
+    end_time: str
+    chunks: int
+    tokens: int
+    title: str | None
+    git_branch: str | None
+
+    def as_dict(self) -> dict[str, object]:
+        return {"session_id": self.session_id, "project": self.project,
+                "start_time": self.start_time, "end_time": self.end_time,
+                "chunks": self.chunks, "tokens": self.tokens, "title": self.title,
+                "git_branch": self.git_branch}
+
+
+def list_projects(conn: apsw.Connection) -> list[ProjectInfo]:
+    """Projects with at least one chunk, most recently active first."""
+    return [
+        ProjectInfo(*row)
+        for row in conn.execute(
+            "SELECT project, count(DISTINCT session_id), count(*), min(start_time), max(end_time)"
+            " FROM chunks GROUP BY project ORDER BY max(end_time) DESC"
+        )
+    ]
+
+
+def render_projects(projects: list[ProjectInfo]) -> str:
+    if not projects:
+        return "No projects in memory yet. Run `causantic ingest`."
+    lines = ["Projects in memory:"]
+    for p in projects:
+        lines.append(
+            f"- {p.name} ({p.sessions} sessions, {p.chunks} chunks, "
+            f"{short_time(p.first)[:10]} – {short_time(p.last)[:10]})"
+        )
+    return "\n".join(lines)
+
+
+def list_sessions(
+    conn: apsw.Connection,
+    project: str,
+    *,
+    days_back: int | None = None,
+    limit: int = 50,
+    now: datetime | None = None,
+) -> list[SessionInfo]:
+    """Sessions of a project, newest first.
+
+    Raises UsageError when the project has no chunks at all (so typos are visible).
+    """
+    known = conn.execute("SELECT 1 FROM chunks WHERE project = ? LIMIT 1", (project,)).fetchone()
+    if known is None:
+        raise UsageError(
+            f"unknown project {project!r}; `causantic list-projects` shows the projects in memory"
+        )
+    sql = (
+        "SELECT c.session_id, c.project, min(c.start_time), max(c.end_time), count(*),"
+        " sum(c.tokens), s.title, s.git_branch FROM chunks c LEFT JOIN sessions s"
+        " ON s.id = c.session_id WHERE c.project = ?"
+    )
+    args: list[object] = [project]
+    if days_back is not None:
+        since = (now or datetime.now(UTC)) - timedelta(days=days_back)
+        sql += " AND c.end_time >= ?"
+        args.append(since.strftime("%Y-%m-%dT%H:%M:%S.000Z"))
+    sql += " GROUP BY c.session_id ORDER BY max(c.end_time) DESC LIMIT ?"
+    args.append(limit)
+    return [SessionInfo(*row) for row in conn.execute(sql, args)]
+
+
+def render_sessions(project: str, sessions: list[SessionInfo]) -> str:
+    if not sessions:
+        return f'No sessions found for project "{project}" in that time range.'
+    lines = [f'Sessions of "{project}" (newest first):']
+    for s in sessions:
+        title = f" — {s.title}" if s.title else ""
+        lines.append(
+            f"- {s.session_id} ({short_time(s.start_time)} – {short_time(s.end_time)[11:]}, "
+            f"{s.chunks} chunks, {s.tokens} tokens){title}"
+        )
+    return "\n".join(lines)
+
+
+def stats(conn: apsw.Connection) -> dict[str, object]:
+    """Counts of everything stored (DESIGN.md section 4), plus redactions and bad lines."""
+    one = lambda sql: conn.execute(sql).fetchone()[0]  # noqa: E731
+    tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    out: dict[str, object] = {
+        "sessions": one("SELECT count(DISTINCT session_id) FROM chunks"),
+        "chunks": one("SELECT count(*) FROM chunks"),
+        "edges": one("SELECT count(*) FROM edges"),
+        "vectors": _count_vectors(conn, tables),
+        "clusters": one("SELECT count(*) FROM topics") if "topics" in tables else 0,
+        "projects": one("SELECT count(DISTINCT project) FROM chunks"),
+        "subagent_chunks": one("SELECT count(*) FROM chunks WHERE agent_id != ''"),
+        "redactions": one("SELECT coalesce(sum(redactions), 0) FROM chunks"),
+        "files": one("SELECT count(*) FROM files"),
+        "bad_lines": one("SELECT coalesce(sum(bad_lines), 0) FROM files"),
+        "forgotten": one("SELECT count(*) FROM forgotten"),
+        "first": one("SELECT min(start_time) FROM chunks"),
+        "last": one("SELECT max(end_time) FROM chunks"),
+        "edge_kinds": dict(conn.execute("SELECT kind, count(*) FROM edges GROUP BY kind").fetchall()),
+        "schema_version": one("PRAGMA user_version"),
+    }
+    return out
+
+
+def _count_vectors(conn: apsw.Connection, tables: set[str]) -> int:
+    if "chunk_vectors_meta" in tables:
+        return int(conn.execute("SELECT count(*) FROM chunk_vectors_meta").fetchone()[0])
+    return 0
+
+
+def render_stats(s: dict[str, object], db_path: str) -> str:
+    kinds = s.get("edge_kinds") or {}
+    kind_text = ", ".join(f"{k} {v}" for k, v in sorted(kinds.items())) if kinds else "none"  # type: ignore[union-attr]
+    lines = [
+        f"Memory at {db_path}",
+        f"- projects: {s['projects']}",
+        f"- sessions: {s['sessions']}",
+        f"- chunks: {s['chunks']} ({s['subagent_chunks']} from sub-agents)",
+        f"- edges: {s['edges']} ({kind_text})",
+        f"- vectors: {s['vectors']}",
+        f"- topics: {s['clusters']}",
+        f"- secrets redacted: {s['redactions']}",
+        f"- transcript files read: {s['files']} (bad lines skipped: {s['bad_lines']})",
+    ]
+    if s.get("forgotten"):
+        lines.append(f"- forgotten (tombstones): {s['forgotten']}")
+    if s.get("first"):
+        lines.append(f"- time span: {short_time(str(s['first']))} – {short_time(str(s['last']))} UTC")
+    return "\n".join(lines)

@@ -1,0 +1,112 @@
+"""The chunks table: inserting, replacing a file's tail, reading streams back."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+import apsw
+
+from causantic.chunking import Chunk
+
+
+@dataclass(frozen=True)
+class StreamChunk:
+    """The columns the linker needs to order and gate a stream."""
+
+    id: str
+    agent_id: str
+    offset: int
+    part: int
+    start_time: str
+    end_time: str
+    kind: str
+    meta: str
+
+
+def insert_chunks(
+    conn: apsw.Connection, chunks: Sequence[Chunk], projects: dict[str, str], file_id: int | None
+) -> int:
+    """Insert chunks not already stored (same id) and not forgotten; return how many were new."""
+    if not chunks:
+        return 0
+    forgotten = forgotten_keys(conn, "chunk", [c.id for c in chunks])
+    forgotten_sessions = forgotten_keys(conn, "session", list({c.session_id for c in chunks}))
+    rows = [
+        c for c in chunks if c.id not in forgotten and c.session_id not in forgotten_sessions
+    ]
+    present = existing_ids(conn, [c.id for c in rows])
+    rows = [c for c in rows if c.id not in present]
+    conn.executemany(
+        "INSERT OR IGNORE INTO chunks(id, session_id, project, agent_id, file_id, offset, part,"
+        " turn, kind, start_time, end_time, text, tokens, redactions, meta)"
+        " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+        [
+            (
+                c.id,
+                c.session_id,
+                projects.get(c.session_id, "unknown"),
+                c.agent_id,
+                file_id,
+                c.offset,
+                c.part,
+                c.turn,
+                c.kind,
+                c.start_time,
+                c.end_time,
+                c.text,
+                c.tokens,
+                c.redactions,
+                c.meta_json(),
+            )
+            for c in rows
+        ],
+    )
+    return len({c.id for c in rows})
+
+
+def delete_from(conn: apsw.Connection, file_id: int, offset: int) -> int:
+    """Delete the chunks read from a file at or after a byte offset (edges cascade)."""
+    n = conn.execute(
+        "SELECT count(*) FROM chunks WHERE file_id = ? AND offset >= ?", (file_id, offset)
+    ).fetchone()[0]
+    if n:
+        conn.execute("DELETE FROM chunks WHERE file_id = ? AND offset >= ?", (file_id, offset))
+    return int(n)
+
+
+def session_chunks(conn: apsw.Connection, session_id: str) -> list[StreamChunk]:
+    """All chunks of a session (every stream), ordered by stream then position."""
+    return [
+        StreamChunk(*row)
+        for row in conn.execute(
+            "SELECT id, agent_id, offset, part, start_time, end_time, kind, meta FROM chunks"
+            " WHERE session_id = ? ORDER BY agent_id, offset, part",
+            (session_id,),
+        )
+    ]
+
+
+def existing_ids(conn: apsw.Connection, ids: Sequence[str]) -> set[str]:
+    """Which of these chunk ids are already stored."""
+    out: set[str] = set()
+    for i in range(0, len(ids), 500):
+        batch = ids[i : i + 500]
+        marks = ",".join("?" * len(batch))
+        out.update(r[0] for r in conn.execute(f"SELECT id FROM chunks WHERE id IN ({marks})", batch))
+    return out
+
+
+def forgotten_keys(conn: apsw.Connection, scope: str, keys: Iterable[str]) -> set[str]:
+    keys = list(keys)
+    out: set[str] = set()
+    for i in range(0, len(keys), 500):
+        batch = keys[i : i + 500]
+        marks = ",".join("?" * len(batch))
+        out.update(
+            row[0]
+            for row in conn.execute(
+                f"SELECT key FROM forgotten WHERE scope = ? AND key IN ({marks})", (scope, *batch)
+            )
+        )
+    return out

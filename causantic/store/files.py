@@ -1,0 +1,84 @@
+"""Per-file checkpoints: what was read from each transcript file, and where to resume."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+import apsw
+
+
+@dataclass(frozen=True)
+class Checkpoint:
+    """The stored state of one transcript file."""
+
+    id: int
+    path: str
+    dev: int
+    ino: int
+    size: int
+    mtime_ns: int
+    head_hash: str
+    complete_offset: int
+    resume_offset: int
+    resume_state: dict[str, Any] = field(default_factory=dict)
+
+    def same_stat(self, dev: int, ino: int, size: int, mtime_ns: int) -> bool:
+        return (self.dev, self.ino, self.size, self.mtime_ns) == (dev, ino, size, mtime_ns)
+
+
+def get_checkpoint(conn: apsw.Connection, path: str) -> Checkpoint | None:
+    row = conn.execute(
+        "SELECT id, path, dev, ino, size, mtime_ns, head_hash, complete_offset, resume_offset,"
+        " resume_state FROM files WHERE path = ?",
+        (path,),
+    ).fetchone()
+    if row is None:
+        return None
+    return Checkpoint(*row[:9], resume_state=json.loads(row[9] or "{}"))
+
+
+def ensure_file(conn: apsw.Connection, path: str, kind: str, session_id: str, agent_id: str) -> int:
+    """The id of the files row for `path`, created if missing."""
+    conn.execute(
+        "INSERT INTO files(path, kind, session_id, agent_id) VALUES (?, ?, ?, ?)"
+        " ON CONFLICT(path) DO NOTHING",
+        (path, kind, session_id, agent_id),
+    )
+    return int(conn.execute("SELECT id FROM files WHERE path = ?", (path,)).fetchone()[0])
+
+
+def save_checkpoint(
+    conn: apsw.Connection,
+    file_id: int,
+    *,
+    dev: int,
+    ino: int,
+    size: int,
+    mtime_ns: int,
+    head_hash: str,
+    complete_offset: int,
+    resume_offset: int,
+    resume_state: dict[str, Any],
+    bad_lines: int,
+    session_id: str,
+) -> None:
+    conn.execute(
+        "UPDATE files SET dev=?, ino=?, size=?, mtime_ns=?, head_hash=?, complete_offset=?,"
+        " resume_offset=?, resume_state=?, bad_lines=bad_lines+?, session_id=coalesce(?, session_id),"
+        " ingested_at=strftime('%Y-%m-%dT%H:%M:%fZ','now') WHERE id=?",
+        (
+            dev,
+            ino,
+            size,
+            mtime_ns,
+            head_hash,
+            complete_offset,
+            resume_offset,
+            json.dumps(resume_state, sort_keys=True),
+            bad_lines,
+            session_id or None,
+            file_id,
+        ),
+    )

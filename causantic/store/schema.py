@@ -1,0 +1,173 @@
+"""Schema and migrations (`PRAGMA user_version`).
+
+Each migration is a function appended to MIGRATIONS; its schema version is its position + 1.
+A released migration is never edited: a change is a new function. Before upgrading a file
+that already holds data, the file is copied to `<db>.bak-v<old>` with SQLite's backup API.
+
+Tables (version 1):
+- `files`: one row per transcript file read, with the checkpoint that makes ingest
+  incremental (identity, size, offsets) and the parser state needed to resume.
+- `sessions`: one row per Claude Code session (project identity, time span, title).
+- `chunks`: redacted rendered text of whole blocks of one turn, with its position
+  (`file_id`, `offset` of its first record, `part`) and metadata. `id` is a content hash.
+- `chunks_fts`: FTS5 external-content index over `chunks.text`, kept by triggers.
+- `edges`: causal links, unique per (src, dst, kind): `next` (sequential), `brief`
+  (parent -> sub-agent), `debrief` (sub-agent -> parent), `continues` (previous session ->
+  resumed/continued session).
+- `forgotten`: tombstones (`chunk` or `session` scope) that ingest honours.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+import apsw
+
+from causantic.errors import CausanticError
+
+MIGRATIONS: list[Callable[[apsw.Connection], None]] = []
+
+
+def migration(fn: Callable[[apsw.Connection], None]) -> Callable[[apsw.Connection], None]:
+    MIGRATIONS.append(fn)
+    return fn
+
+
+@migration
+def create_core_tables(conn: apsw.Connection) -> None:
+    conn.execute(
+        """
+        CREATE TABLE files (
+            id INTEGER PRIMARY KEY,
+            path TEXT NOT NULL UNIQUE,
+            kind TEXT NOT NULL,                    -- 'session' | 'subagent'
+            session_id TEXT,                       -- from the file name (records may say more)
+            agent_id TEXT NOT NULL DEFAULT '',
+            dev INTEGER NOT NULL DEFAULT 0,
+            ino INTEGER NOT NULL DEFAULT 0,
+            size INTEGER NOT NULL DEFAULT 0,
+            mtime_ns INTEGER NOT NULL DEFAULT 0,
+            head_hash TEXT NOT NULL DEFAULT '',    -- hash of the first bytes: a rewrite changes it
+            complete_offset INTEGER NOT NULL DEFAULT 0,  -- end of the last complete line read
+            resume_offset INTEGER NOT NULL DEFAULT 0,    -- start of the last (maybe open) turn
+            resume_state TEXT NOT NULL DEFAULT '{}',     -- parser state at resume_offset
+            bad_lines INTEGER NOT NULL DEFAULT 0,
+            ingested_at TEXT
+        );
+
+        CREATE TABLE sessions (
+            id TEXT PRIMARY KEY,
+            project TEXT NOT NULL,
+            project_path TEXT,
+            cwd TEXT,
+            git_branch TEXT,
+            title TEXT,
+            start_time TEXT,
+            end_time TEXT,
+            continued INTEGER NOT NULL DEFAULT 0,  -- opens as a continuation of an earlier one
+            forked_from TEXT                       -- the session it was forked from, if known
+        );
+        CREATE INDEX sessions_by_project ON sessions(project, start_time);
+
+        CREATE TABLE chunks (
+            rowid INTEGER PRIMARY KEY,
+            id TEXT NOT NULL UNIQUE,
+            session_id TEXT NOT NULL,
+            project TEXT NOT NULL,
+            agent_id TEXT NOT NULL DEFAULT '',     -- '' = the main conversation
+            file_id INTEGER REFERENCES files(id) ON DELETE SET NULL,
+            offset INTEGER NOT NULL,               -- byte offset of its first record in the file
+            part INTEGER NOT NULL,                 -- position among the chunks of its turn
+            turn INTEGER NOT NULL,                 -- turn ordinal within its stream
+            kind TEXT NOT NULL,                    -- 'turn' | 'summary'
+            start_time TEXT NOT NULL,
+            end_time TEXT NOT NULL,
+            text TEXT NOT NULL,
+            tokens INTEGER NOT NULL,
+            redactions INTEGER NOT NULL DEFAULT 0,
+            meta TEXT NOT NULL DEFAULT '{}'        -- JSON: files, tools, commands, errors, agents
+        );
+        CREATE INDEX chunks_by_stream ON chunks(session_id, agent_id, offset, part);
+        CREATE INDEX chunks_by_project_time ON chunks(project, start_time);
+        CREATE INDEX chunks_by_time ON chunks(start_time);
+        CREATE INDEX chunks_by_file ON chunks(file_id, offset);
+
+        CREATE VIRTUAL TABLE chunks_fts USING fts5(
+            text, content='chunks', content_rowid='rowid', tokenize='porter unicode61'
+        );
+        CREATE TRIGGER chunks_fts_insert AFTER INSERT ON chunks BEGIN
+            INSERT INTO chunks_fts(rowid, text) VALUES (new.rowid, new.text);
+        END;
+        CREATE TRIGGER chunks_fts_delete AFTER DELETE ON chunks BEGIN
+            INSERT INTO chunks_fts(chunks_fts, rowid, text) VALUES ('delete', old.rowid, old.text);
+        END;
+        CREATE TRIGGER chunks_fts_update AFTER UPDATE OF text ON chunks BEGIN
+            INSERT INTO chunks_fts(chunks_fts, rowid, text) VALUES ('delete', old.rowid, old.text);
+            INSERT INTO chunks_fts(rowid, text) VALUES (new.rowid, new.text);
+        END;
+        CREATE VIRTUAL TABLE chunks_fts_vocab USING fts5vocab(chunks_fts, 'row');
+
+        CREATE TABLE edges (
+            src TEXT NOT NULL REFERENCES chunks(id) ON DELETE CASCADE,
+            dst TEXT NOT NULL REFERENCES chunks(id) ON DELETE CASCADE,
+            kind TEXT NOT NULL,
+            weight REAL NOT NULL DEFAULT 1.0,
+            PRIMARY KEY (src, dst, kind)
+        ) WITHOUT ROWID;
+        CREATE INDEX edges_by_dst ON edges(dst);
+
+        CREATE TABLE forgotten (
+            scope TEXT NOT NULL,                   -- 'chunk' | 'session'
+            key TEXT NOT NULL,
+            reason TEXT,
+            created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ','now')),
+            PRIMARY KEY (scope, key)
+        ) WITHOUT ROWID;
+        """
+    )
+
+
+def schema_version(conn: apsw.Connection) -> int:
+    return int(conn.execute("PRAGMA user_version").fetchone()[0])
+
+
+def check_version(conn: apsw.Connection, path: Path) -> None:
+    """For read-only opens: refuse files from a newer causantic, accept older ones."""
+    if schema_version(conn) > len(MIGRATIONS):
+        raise CausanticError(f"{path} was written by a newer causantic; upgrade to open it")
+
+
+def migrate(conn: apsw.Connection, path: Path) -> None:
+    """Bring the file to the latest schema, backing it up first if it holds data."""
+    current = schema_version(conn)
+    if current > len(MIGRATIONS):
+        raise CausanticError(f"{path} was written by a newer causantic; upgrade to open it")
+    if current == len(MIGRATIONS):
+        return
+    with conn:  # re-read under the write lock: another process may have migrated meanwhile
+        current = schema_version(conn)
+        if current == len(MIGRATIONS):
+            return
+        if current > 0:
+            backup(conn, path, current)
+        for version, step in enumerate(MIGRATIONS[current:], start=current + 1):
+            with conn:  # a savepoint: the step and its version bump commit together
+                step(conn)
+                conn.execute(f"PRAGMA user_version = {version}")
+
+
+def backup(conn: apsw.Connection, path: Path, version: int) -> Path:
+    """Copy the database to `<path>.bak-v<version>` (0600) before changing its schema."""
+    target = path.with_name(f"{path.name}.bak-v{version}")
+    fd = os.open(target, os.O_CREAT | os.O_WRONLY | os.O_TRUNC, 0o600)
+    os.close(fd)
+    dest = apsw.Connection(str(target))
+    try:
+        with dest.backup("main", conn, "main") as b:
+            while not b.done:
+                b.step(1000)
+    finally:
+        dest.close()
+    return target

@@ -1,0 +1,80 @@
+"""The sessions table: one row per Claude Code session, merged across ingests."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import apsw
+
+
+@dataclass(frozen=True)
+class SessionRow:
+    id: str
+    project: str
+    project_path: str | None
+    cwd: str | None
+    git_branch: str | None
+    title: str | None
+    start_time: str | None
+    end_time: str | None
+    continued: bool
+    forked_from: str | None
+
+
+_COLUMNS = (
+    "id, project, project_path, cwd, git_branch, title, start_time, end_time, continued, forked_from"
+)
+
+
+def upsert_session(conn: apsw.Connection, row: SessionRow) -> None:
+    """Insert or merge: the first project and cwd stay; times widen; newer branch/title win."""
+    conn.execute(
+        f"INSERT INTO sessions({_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?)"
+        " ON CONFLICT(id) DO UPDATE SET"
+        " project = CASE WHEN sessions.project = 'unknown' THEN excluded.project"
+        "                ELSE sessions.project END,"
+        " project_path = coalesce(sessions.project_path, excluded.project_path),"
+        " cwd = coalesce(sessions.cwd, excluded.cwd),"
+        " git_branch = coalesce(excluded.git_branch, sessions.git_branch),"
+        " title = coalesce(excluded.title, sessions.title),"
+        " start_time = CASE WHEN sessions.start_time IS NULL OR excluded.start_time < sessions.start_time"
+        "                   THEN coalesce(excluded.start_time, sessions.start_time) ELSE sessions.start_time END,"
+        " end_time = CASE WHEN sessions.end_time IS NULL OR excluded.end_time > sessions.end_time"
+        "                 THEN coalesce(excluded.end_time, sessions.end_time) ELSE sessions.end_time END,"
+        " continued = max(sessions.continued, excluded.continued),"
+        " forked_from = coalesce(sessions.forked_from, excluded.forked_from)",
+        (
+            row.id,
+            row.project,
+            row.project_path,
+            row.cwd,
+            row.git_branch,
+            row.title,
+            row.start_time,
+            row.end_time,
+            int(row.continued),
+            row.forked_from,
+        ),
+    )
+
+
+def get_session(conn: apsw.Connection, session_id: str) -> SessionRow | None:
+    row = conn.execute(f"SELECT {_COLUMNS} FROM sessions WHERE id = ?", (session_id,)).fetchone()
+    return _row(row) if row else None
+
+
+def project_sessions(conn: apsw.Connection, project: str) -> list[SessionRow]:
+    """Sessions of a project that hold at least one chunk, oldest first."""
+    return [
+        _row(r)
+        for r in conn.execute(
+            f"SELECT {_COLUMNS} FROM sessions s WHERE project = ?"
+            " AND EXISTS (SELECT 1 FROM chunks c WHERE c.session_id = s.id)"
+            " ORDER BY start_time, id",
+            (project,),
+        )
+    ]
+
+
+def _row(r: tuple) -> SessionRow:
+    return SessionRow(*r[:8], bool(r[8]), r[9])
