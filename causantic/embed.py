@@ -11,8 +11,9 @@ Design and invariants
 * One text per ``run()``, always (batch size 1): with dynamic int8 quantisation the activation
   scales are computed per batch, so batching would change the vectors. Together with a fixed
   thread setup this makes a vector a pure function of the text: the same text gives the same
-  bytes in every process on the same machine and runtime. (A different CPU family may pick a
-  different int8 kernel; vectors then agree to cos ~0.999 but not bit for bit.)
+  bytes in every process on the same machine and runtime, whatever the thread count (checked
+  for 1, 2 and 4 threads). A CPU without AVX512-VNNI/AVX-VNNI runs a different int8 kernel
+  (u8s8 with 16-bit saturation), so its vectors may differ slightly: not measured yet.
 * Windows. The model reads at most ``MAX_TOKENS`` (256) word pieces, [CLS] and [SEP]
   included, so a window holds up to 254 word pieces of the text. Consecutive windows start
   ``WINDOW_STRIDE`` (222) pieces apart, so neighbours share ``WINDOW_OVERLAP`` (32) pieces and a
