@@ -1,0 +1,98 @@
+"""The store: migrations with backup, private files, locked and corrupt databases."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import apsw
+import pytest
+
+from causantic.errors import CausanticError, DatabaseBusy, DatabaseCorrupt
+from causantic.store import open_store
+from causantic.store.schema import MIGRATIONS, schema_version
+
+from .conftest import PYTHON, REPO
+
+
+def _frozen(path: Path, version: int) -> None:
+    """A database as an older causantic (schema `version`) would have left it, with data."""
+    conn = apsw.Connection(str(path))
+    for v, step in enumerate(MIGRATIONS[:version], start=1):
+        with conn:
+            step(conn)
+            conn.execute(f"PRAGMA user_version = {v}")
+    with conn:
+        conn.execute(
+            "INSERT INTO chunks(id, session_id, project, offset, part, turn, kind, start_time,"
+            " end_time, text, tokens) VALUES ('c1','s1','p',0,0,0,'turn','t','t','hello world',3)"
+        )
+    conn.close()
+
+
+@pytest.mark.parametrize("version", range(1, len(MIGRATIONS) + 1))
+def test_every_older_schema_upgrades_keeping_data(tmp_path: Path, version: int):
+    db = tmp_path / "memory.db"
+    _frozen(db, version)
+    with open_store(db) as store:
+        assert schema_version(store.conn) == len(MIGRATIONS)
+        assert store.conn.execute("SELECT text FROM chunks").fetchall() == [("hello world",)]
+        hit = store.conn.execute("SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH 'hello'")
+        assert hit.fetchone()[0] == 1
+    backup = tmp_path / f"memory.db.bak-v{version}"
+    assert backup.exists() == (version < len(MIGRATIONS))
+
+
+def test_fresh_schema_matches_the_migrations(tmp_path: Path):
+    with open_store(tmp_path / "a.db") as store:
+        names = {r[0] for r in store.conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        assert {"chunks", "edges", "files", "sessions", "forgotten", "chunks_fts"} <= names
+        mode = store.conn.execute("PRAGMA journal_mode").fetchone()[0]
+        assert mode == "wal"
+        assert store.conn.execute("PRAGMA foreign_keys").fetchone()[0] == 1
+
+
+def test_newer_schema_is_refused_with_one_clear_line(tmp_path: Path):
+    db = tmp_path / "memory.db"
+    conn = apsw.Connection(str(db))
+    conn.execute(f"PRAGMA user_version = {len(MIGRATIONS) + 5}")
+    conn.close()
+    with pytest.raises(CausanticError, match="newer causantic"):
+        with open_store(db):
+            pass
+
+
+def test_corrupt_file_gives_a_corrupt_error(tmp_path: Path):
+    db = tmp_path / "memory.db"
+    db.write_bytes(b"this is not sqlite at all" * 100)
+    with pytest.raises(DatabaseCorrupt, match="not a causantic database"):
+        with open_store(db):
+            pass
+
+
+def test_missing_database_for_reading_says_to_ingest(tmp_path: Path):
+    with pytest.raises(CausanticError, match="causantic ingest"):
+        with open_store(tmp_path / "nope.db", readonly=True):
+            pass
+
+
+def test_write_lock_held_elsewhere_becomes_database_busy(tmp_path: Path, monkeypatch):
+    db = tmp_path / "memory.db"
+    with open_store(db):
+        pass
+    holder = subprocess.Popen(
+        [PYTHON, "-c",
+         "import apsw,sys,time; c=apsw.Connection(sys.argv[1]); c.execute('BEGIN EXCLUSIVE');"
+         "print('locked', flush=True); time.sleep(30)", str(db)],
+        stdout=subprocess.PIPE, text=True, cwd=REPO,
+    )
+    try:
+        assert holder.stdout.readline().strip() == "locked"
+        monkeypatch.setattr("causantic.store.db.BUSY_TIMEOUT_MS", 200)
+        with pytest.raises(DatabaseBusy, match="locked"):
+            with open_store(db) as store:
+                with store.conn:
+                    store.conn.execute("INSERT INTO forgotten(scope, key) VALUES ('chunk', 'x')")
+    finally:
+        holder.kill()
+        holder.wait()
