@@ -1,0 +1,178 @@
+"""Query latency at 1,000 / 10,000 / 100,000 chunks: search per mode, recall, predict.
+
+Corpora come from ``bench.corpus`` (the shared transcripts grown by copying sessions; cached).
+Queries: a fixed list written from the transcripts (identifiers, phrases, questions) plus user
+prompts sampled from the corpus with a fixed seed (cut to their first 12 words), the kind of
+text the prompt hook searches with. Each query runs ``REPEATS`` times after one warm-up, in
+this process (warm page cache, model already loaded: the MCP server's situation; hook
+processes are measured by ``bench.hooks``).
+
+Modes that do not exist yet (vector/hybrid before vectors are stored, recall/predict before
+the episodic module lands) print n/a. Targets: keyword p95 < 20 ms, hybrid p95 < 60 ms,
+recall/predict p95 < 100 ms, all at 100,000 chunks.
+"""
+
+from __future__ import annotations
+
+import importlib
+import random
+import sys
+from collections.abc import Callable
+from typing import Any
+
+from bench.common import cli_main, percentile, print_table, time_calls, write_result
+from bench.corpus import SEED, corpus
+
+SIZES = (1_000, 10_000, 100_000)
+TINY_SIZE = 300
+REPEATS = 3
+TARGETS_MS = {"keyword": 20.0, "hybrid": 60.0, "recall": 100.0, "predict": 100.0}
+FIXED_QUERIES = [
+    "daytona pty log streaming",
+    "SQLITE_BUSY database is locked",
+    "mix phx.server doesnt seem to start",
+    "why did the shell hang on exit",
+    "attribution calculation silently fails",
+    "git worktree",
+    "redact secrets in transcripts",
+    "how are checkpoints condensed into the shadow branch",
+    "requests_queue tickets spec agent",
+    "PR review comment from bugbot",
+    "executeClaudeCommand SandboxQueueProcessor",
+    "session-end hook",
+    "user edits between checkpoints",
+    "ENT-96 linear issue",
+    "phoenix liveview test failing",
+    "TypeError undefined is not a function",
+]
+#: Where the episodic functions may live (issue 4 picks the name); first match wins.
+EPISODIC_MODULES = ("causantic.retrieval.chains", "causantic.retrieval.episodic",
+                    "causantic.retrieval.recall", "causantic.retrieval")
+
+
+def find_episodic(name: str) -> Callable[..., Any] | None:
+    """``recall`` or ``predict`` from the retrieval package, or None if not there yet."""
+    for module in EPISODIC_MODULES:
+        try:
+            mod = importlib.import_module(module)
+        except ImportError:
+            continue
+        fn = getattr(mod, name, None)
+        if callable(fn):
+            return fn
+    return None
+
+
+def queries(conn, n_sampled: int = 16) -> list[str]:  # type: ignore[no-untyped-def]
+    """The fixed queries plus prompts sampled from the corpus (seeded)."""
+    prompts = [
+        p for (p,) in conn.execute(
+            "SELECT json_extract(meta, '$.prompt') FROM chunks"
+            " WHERE json_extract(meta, '$.prompt') IS NOT NULL ORDER BY rowid LIMIT 5000")
+        if p and not p.startswith("/") and len(p.split()) >= 4
+    ]
+    prompts = sorted(set(prompts))
+    rng = random.Random(SEED)
+    sampled = rng.sample(prompts, min(n_sampled, len(prompts)))
+    return FIXED_QUERIES + [" ".join(p.split()[:12]) for p in sampled]
+
+
+def mode_works(store, mode: str) -> bool:  # type: ignore[no-untyped-def]
+    """Whether a search mode really runs here: no degrade notice, and its own source shows up.
+
+    The query is the start of a stored chunk, so a working vector side must return hits.
+    """
+    from causantic.retrieval.search import search
+
+    if mode == "keyword":
+        return True
+    row = store.conn.execute("SELECT text FROM chunks ORDER BY rowid LIMIT 1").fetchone()
+    if row is None:
+        return False
+    probe = " ".join(row[0].split()[:12])
+    try:
+        result = search(store, probe, limit=5, mode=mode)
+    except Exception:  # noqa: BLE001 - a mode not implemented yet is "n/a", never a crash
+        return False
+    if result.notice:
+        return False
+    return any(s != "keyword" for h in result.results for s in h.sources)
+
+
+def modes_available(store) -> list[str]:  # type: ignore[no-untyped-def]
+    """Search modes that really run here (a mode that degrades with a notice does not)."""
+    return [m for m in ("keyword", "vector", "hybrid") if mode_works(store, m)]
+
+
+def measure(store, qs: list[str], repeats: int) -> dict[str, dict[str, float] | None]:  # type: ignore[no-untyped-def]
+    """p50/p95 per operation over all queries (None for what is not available)."""
+    from causantic.retrieval.search import search
+
+    out: dict[str, dict[str, float] | None] = {}
+    available = modes_available(store)
+    for mode in ("keyword", "vector", "hybrid"):
+        if mode not in available:
+            out[mode] = None
+            continue
+        samples: list[float] = []
+        for q in qs:
+            samples += time_calls(lambda q=q, mode=mode: search(store, q, mode=mode), repeats)
+        out[mode] = _summary(samples)
+    for name in ("recall", "predict"):
+        fn = find_episodic(name)
+        if fn is None:
+            out[name] = None
+            continue
+        samples = []
+        for q in qs:
+            samples += time_calls(lambda q=q, fn=fn: fn(store, q), repeats)
+        out[name] = _summary(samples)
+    return out
+
+
+def _summary(samples: list[float]) -> dict[str, float]:
+    return {"p50_ms": round(percentile(samples, 50), 2), "p95_ms": round(percentile(samples, 95), 2),
+            "max_ms": round(max(samples), 2), "n": len(samples)}
+
+
+def run(tiny: bool = False) -> dict[str, Any]:
+    """Measure every size, print one table, write bench/results/latency.json."""
+    from causantic.store import open_store
+
+    sizes = (TINY_SIZE,) if tiny else SIZES
+    repeats = 1 if tiny else REPEATS
+    per_size: dict[str, Any] = {}
+    rows = []
+    for n in sizes:
+        info = corpus(n, vectors=True)
+        with open_store(info.path, readonly=True) as store:
+            qs = queries(store.conn, 4 if tiny else 16)
+            if tiny:
+                qs = qs[:3] + qs[-2:]
+            result = measure(store, qs, repeats)
+        per_size[str(n)] = {"corpus": {k: v for k, v in info.as_dict().items() if k != "path"},
+                            "queries": len(qs), "results": result}
+        for op, stats in result.items():
+            target = TARGETS_MS.get(op)
+            rows.append({
+                "chunks": info.chunks, "operation": op,
+                "p50 ms": stats["p50_ms"] if stats else "n/a",
+                "p95 ms": stats["p95_ms"] if stats else "n/a",
+                "max ms": stats["max_ms"] if stats else "n/a",
+                "target p95 (100k)": f"< {target:g} ms" if target else "",
+                "met": ("yes" if stats["p95_ms"] < target else "NO")
+                if stats and target and n == SIZES[-1] else "",
+            })
+    print_table("Query latency (warm, in process; p50/p95 over queries x repeats)", rows)
+    payload = {"sizes": per_size, "targets_ms": TARGETS_MS, "repeats": repeats}
+    write_result("latency", payload, tiny)
+    return payload
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m bench.latency [--tiny]``."""
+    return cli_main(run, argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
