@@ -12,7 +12,7 @@ import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from causantic import __version__
+from causantic.buildinfo import VersionAction
 from causantic.config import Settings, load_settings
 from causantic.errors import CausanticError
 
@@ -126,7 +126,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="causantic",
         description="Long-term memory for Claude Code: ingest transcripts, search and recall them.",
     )
-    parser.add_argument("--version", action="version", version=f"causantic {__version__}")
+    parser.add_argument("--version", action=VersionAction)
     parser.add_argument("--db", metavar="PATH", help="database file (default ~/.causantic/memory.db)")
     parser.add_argument("--debug", action="store_true", help="show tracebacks on errors")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
