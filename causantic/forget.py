@@ -1,0 +1,353 @@
+"""`forget`: delete memory by project, session, time range or query, and keep it forgotten.
+
+Selection (all given criteria must hold):
+
+- `project`, `session_id`: exact names (`list-projects`, `list-sessions`);
+- `after` / `before`: a chunk is in the range when its start time is at or after `after` and
+  before `before` (ISO dates or times; no zone = UTC);
+- `query` + `threshold`: chunks similar to the query. With stored vectors of the current
+  model, similarity is the cosine between the query's embedding and the chunk's best window
+  (sqlite-vec KNN over the nearest `MAX_K` windows); without them it is the IDF-weighted share
+  of the query's terms the chunk contains (`retrieval.prompt.term_coverage`). The preview
+  says which one was used.
+
+A call previews by default (`dry_run=True`) and deletes only when told. Deleting removes the
+chunks' text, their FTS entries (trigger), edges (foreign-key cascade), vectors
+(`store.vectors.drop_chunk_vectors`, and the meta trigger), and any other row that references
+a chunk by foreign key with `ON DELETE CASCADE` (topic memberships). Tombstones in `forgotten`
+keep a re-ingest from bringing the data back: scope `session` when whole sessions are
+forgotten (criteria are only project and/or session), otherwise scope `chunk` (content-hash
+ids). Limitation: a chunk-scope tombstone names one version of a chunk; if the chunk belonged
+to a turn that was still growing, a later re-read renders a different chunk (new id) that is
+not covered.
+"""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+import apsw
+
+from causantic.errors import UsageError
+from causantic.store.db import Store
+
+DEFAULT_THRESHOLD = 0.6
+PREVIEW = 5
+_BATCH = 500
+
+
+@dataclass(frozen=True)
+class Match:
+    """One chunk selected for forgetting."""
+
+    rowid: int
+    chunk_id: str
+    session_id: str
+    project: str
+    start_time: str
+    text: str
+    score: float | None = None  # similarity to the query, when there was one
+
+
+@dataclass(frozen=True)
+class ForgetResult:
+    """What was (or would be) forgotten, and the text the CLI and MCP tool report."""
+
+    dry_run: bool
+    chunks: int
+    sessions: list[str]
+    scope: str  # "session" | "chunk"
+    similarity: str | None  # "vector" | "keyword" | None (no query)
+    text: str
+    matches: list[Match] = field(default_factory=list, repr=False)
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "dry_run": self.dry_run,
+            "chunks": self.chunks,
+            "sessions": self.sessions,
+            "scope": self.scope,
+            "similarity": self.similarity,
+            "chunk_ids": [m.chunk_id for m in self.matches],
+            "text": self.text,
+        }
+
+
+def forget(
+    store: Store,
+    *,
+    project: str | None = None,
+    session_id: str | None = None,
+    after: str | None = None,
+    before: str | None = None,
+    query: str | None = None,
+    threshold: float = DEFAULT_THRESHOLD,
+    dry_run: bool = True,
+    model_dir: Path | None = None,
+) -> ForgetResult:
+    """Preview (default) or delete the chunks matching every given criterion.
+
+    Raises
+    ------
+    UsageError : no criterion, an empty query, a bad time or threshold, an unknown project.
+    """
+    after_ts, before_ts = _time(after, "after"), _time(before, "before")
+    if query is not None and not query.strip():
+        raise UsageError("forget: the query is empty; give words to match or leave it out")
+    if not 0.0 < threshold <= 1.0:
+        raise UsageError(f"forget: threshold must be in (0, 1], not {threshold}")
+    if not any((project, session_id, after_ts, before_ts, query)):
+        raise UsageError(
+            "forget needs at least one of: project, session, after/before, query "
+            "(it never forgets everything at once)"
+        )
+    if after_ts and before_ts and after_ts >= before_ts:
+        raise UsageError(f"forget: after ({after}) must be earlier than before ({before})")
+    conn = store.conn
+    if project and not conn.execute(
+        "SELECT 1 FROM chunks WHERE project = ? LIMIT 1", (project,)
+    ).fetchone():
+        raise UsageError(
+            f"unknown project {project!r}; `causantic list-projects` shows the projects in memory"
+        )
+    matches = _select(conn, project, session_id, after_ts, before_ts)
+    similarity = None
+    if query is not None:
+        matches, similarity = _by_query(conn, matches, query, threshold, project, model_dir)
+    whole = query is None and after_ts is None and before_ts is None
+    scope = "session" if whole else "chunk"
+    sessions = sorted({m.session_id for m in matches})
+    if not dry_run and matches:
+        _delete(conn, matches, sessions if whole else [], _reason(project, session_id, after,
+                                                                  before, query))
+    text = _render(matches, sessions, scope, similarity, dry_run, threshold,
+                   _criteria(project, session_id, after, before, query))
+    return ForgetResult(dry_run, len(matches), sessions, scope, similarity, text, matches)
+
+
+# -- selection -----------------------------------------------------------------------------
+
+
+def _select(
+    conn: apsw.Connection,
+    project: str | None,
+    session_id: str | None,
+    after: str | None,
+    before: str | None,
+) -> list[Match]:
+    sql = "SELECT rowid, id, session_id, project, start_time, text FROM chunks WHERE 1"
+    args: list[object] = []
+    for clause, value in (("project = ?", project), ("session_id = ?", session_id),
+                          ("start_time >= ?", after), ("start_time < ?", before)):
+        if value:
+            sql += f" AND {clause}"
+            args.append(value)
+    sql += " ORDER BY start_time, rowid"
+    return [Match(*row) for row in conn.execute(sql, args)]
+
+
+def _by_query(
+    conn: apsw.Connection,
+    candidates: list[Match],
+    query: str,
+    threshold: float,
+    project: str | None,
+    model_dir: Path | None,
+) -> tuple[list[Match], str]:
+    scores = _vector_scores(conn, query, project, model_dir)
+    method = "vector"
+    if scores is None:
+        from causantic.retrieval.prompt import term_coverage
+
+        method = "keyword"
+        coverage = term_coverage(conn, query, [m.rowid for m in candidates])
+        scores = {r: c for r, (c, _) in coverage.items()}
+    kept = [
+        Match(m.rowid, m.chunk_id, m.session_id, m.project, m.start_time, m.text, scores[m.rowid])
+        for m in candidates
+        if scores.get(m.rowid, 0.0) >= threshold
+    ]
+    kept.sort(key=lambda m: (-(m.score or 0.0), m.start_time))
+    return kept, method
+
+
+def _vector_scores(
+    conn: apsw.Connection, query: str, project: str | None, model_dir: Path | None
+) -> dict[int, float] | None:
+    """chunk rowid -> best-window cosine, or None when vectors cannot be used here."""
+    from causantic import embed
+    from causantic.model import MODEL_ID
+    from causantic.store import vectors
+
+    if not vectors.table_exists(conn, vectors.META_TABLE) or not vectors.has_model(conn, MODEL_ID):
+        return None
+    if not vectors.table_exists(conn) or not embed.available(model_dir):
+        return None
+    if not vectors.ensure_vec(conn):
+        return None
+    vec = embed.get_embedder(model_dir).embed_query(query)
+    best: dict[int, float] = {}
+    for rowid, _window, dist in vectors.knn(conn, vec.tobytes(), vectors.MAX_K, project):
+        cos = 1.0 - dist * dist / 2.0
+        if cos > best.get(rowid, -2.0):
+            best[rowid] = cos
+    current = vectors.current_chunks(conn, list(best), MODEL_ID)
+    return {r: s for r, s in best.items() if r in current}
+
+
+# -- deletion ------------------------------------------------------------------------------
+
+
+def _delete(conn: apsw.Connection, matches: list[Match], whole_sessions: list[str], reason: str) -> None:
+    """One transaction: vectors, chunks (cascades), tombstones, emptied session rows."""
+    from causantic.store import vectors
+
+    rowids = [m.rowid for m in matches]
+    with conn:
+        vectors.drop_chunk_vectors(conn, rowids)
+        for i in range(0, len(rowids), _BATCH):
+            batch = rowids[i : i + _BATCH]
+            marks = ",".join("?" * len(batch))
+            conn.execute(f"DELETE FROM chunks WHERE rowid IN ({marks})", batch)
+        if whole_sessions:
+            conn.executemany(
+                "INSERT OR IGNORE INTO forgotten(scope, key, reason) VALUES ('session', ?, ?)",
+                [(s, reason) for s in whole_sessions],
+            )
+            for i in range(0, len(whole_sessions), _BATCH):
+                batch = whole_sessions[i : i + _BATCH]
+                marks = ",".join("?" * len(batch))
+                for table in _session_tables(conn):
+                    conn.execute(f"DELETE FROM {table} WHERE session_id IN ({marks})", batch)
+                conn.execute(f"DELETE FROM sessions WHERE id IN ({marks})", batch)
+        else:
+            conn.executemany(
+                "INSERT OR IGNORE INTO forgotten(scope, key, reason) VALUES ('chunk', ?, ?)",
+                [(m.chunk_id, reason) for m in matches],
+            )
+
+
+def _session_tables(conn: apsw.Connection) -> list[str]:
+    """Per-session tables besides `sessions` (session state, …): rows keyed by `session_id`."""
+    out = []
+    for (name,) in conn.execute(
+        "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
+        " AND name NOT IN ('chunks', 'sessions', 'files', 'forgotten')"
+        " AND name NOT LIKE 'chunks_fts%' AND sql NOT LIKE 'CREATE VIRTUAL%'"
+    ):
+        cols = {row[1] for row in conn.execute(f'PRAGMA table_info("{name}")')}
+        if "session_id" in cols:
+            out.append(name)
+    return out
+
+
+# -- text ----------------------------------------------------------------------------------
+
+
+def _render(
+    matches: list[Match],
+    sessions: list[str],
+    scope: str,
+    similarity: str | None,
+    dry_run: bool,
+    threshold: float,
+    criteria: str,
+) -> str:
+    if not matches:
+        extra = ""
+        if similarity:
+            extra = f" at similarity ≥ {threshold:.0%} ({_method(similarity)})"
+        return f"Nothing to forget: no chunks match {criteria}{extra}."
+    n, s = len(matches), len(sessions)
+    what = f"{n} chunk{'s' if n != 1 else ''} in {s} session{'s' if s != 1 else ''}"
+    lines = []
+    if dry_run:
+        lines.append(f"Dry run: {what} would be forgotten ({criteria}).")
+    else:
+        lines.append(f"Forgot {what} ({criteria}): text, index entries, vectors and edges removed.")
+    if scope == "session":
+        lines.append(
+            f"{'Would leave' if dry_run else 'Left'} {s} session tombstone{'s' if s != 1 else ''}: "
+            "a re-ingest will not bring these sessions back."
+        )
+    else:
+        lines.append(
+            f"{'Would leave' if dry_run else 'Left'} {n} chunk tombstone{'s' if n != 1 else ''}: "
+            "a re-ingest will not bring these chunks back."
+        )
+    scores = [m.score for m in matches if m.score is not None]
+    if scores:
+        lines.append(
+            f"Similarity ({_method(similarity)}), threshold {threshold:.0%}: max {max(scores):.0%}, "
+            f"median {statistics.median(scores):.0%}, min {min(scores):.0%}."
+        )
+    lines.append("")
+    lines.append("Top matches:" if scores else "First chunks:")
+    for i, m in enumerate(matches[:PREVIEW], 1):
+        score = f"[{m.score:.0%}] " if m.score is not None else ""
+        lines.append(
+            f"  {i}. {score}{m.start_time[:16].replace('T', ' ')} {m.project} · session "
+            f"{m.session_id[:8]} · \"{_first_line(m.text)}\""
+        )
+    if n > PREVIEW:
+        lines.append(f"  … and {n - PREVIEW} more")
+    if scores and n > 20 and threshold < 0.99:
+        lines.append(
+            f"Many matches: a higher threshold (e.g. {min(0.99, threshold + 0.1):.2f}) is narrower."
+        )
+    if dry_run:
+        lines.append("")
+        lines.append("Nothing was deleted. To delete: dry_run=false (command line: --yes).")
+    return "\n".join(lines)
+
+
+def _method(similarity: str | None) -> str:
+    return "vector cosine" if similarity == "vector" else "share of the query's terms"
+
+
+def _first_line(text: str, width: int = 80) -> str:
+    for line in text.splitlines():
+        line = line.strip()
+        if line and not (line.startswith("[") and line.endswith("]")):
+            return line if len(line) <= width else line[: width - 1] + "…"
+    return ""
+
+
+def _criteria(project, session_id, after, before, query) -> str:  # type: ignore[no-untyped-def]
+    parts = []
+    if project:
+        parts.append(f'project "{project}"')
+    if session_id:
+        parts.append(f"session {session_id}")
+    if after:
+        parts.append(f"from {after}")
+    if before:
+        parts.append(f"before {before}")
+    if query:
+        parts.append(f'query "{query.strip()}"')
+    return ", ".join(parts)
+
+
+def _reason(project, session_id, after, before, query) -> str:  # type: ignore[no-untyped-def]
+    return "forget: " + _criteria(project, session_id, after, before, query)
+
+
+def _time(value: str | None, name: str) -> str | None:
+    """An ISO date/time as stored (`YYYY-MM-DDTHH:MM:SS.mmmZ`, UTC), or None."""
+    if value is None or not str(value).strip():
+        return None
+    text = str(value).strip()
+    try:
+        when = datetime.fromisoformat(text.replace("z", "Z"))
+    except ValueError:
+        raise UsageError(
+            f"forget: {name} must be an ISO date or time such as 2026-01-31 or "
+            f"2026-01-31T14:00Z, not {value!r}"
+        ) from None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    when = when.astimezone(UTC)
+    return when.strftime("%Y-%m-%dT%H:%M:%S.") + f"{when.microsecond // 1000:03d}Z"

@@ -1,0 +1,124 @@
+"""Prompt recall for the UserPromptSubmit hook: keyword only, and only for strong matches.
+
+Injecting context into every prompt costs the user tokens and attention, so a match must be
+strong, not merely the best of a weak lot. BM25 scores are not comparable across queries, so
+strength is measured as **IDF-weighted term coverage**: the share of the prompt's
+information (the sum of the inverse document frequencies of its search terms) that a chunk
+contains. Rare terms (an error code, a file name) weigh much more than common ones, and a
+term found nowhere in memory still counts in the denominator, so a prompt about something
+new does not recall anything. A chunk qualifies when its coverage is at least
+`min_coverage` (default 0.5) and it contains at least two of the terms (one when the prompt
+has only one). Presence is decided by FTS5 itself, so stemming matches the index.
+
+Chunks of the current session are skipped: Claude already has them in its context.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import apsw
+
+from causantic.retrieval.fts import keyword_search, query_terms
+
+MAX_TERMS = 24
+DF_CAP = 2000  # document frequency is counted up to here: beyond it a term is common anyway
+CANDIDATES = 20
+MAX_SHOWN = 3
+
+
+@dataclass(frozen=True)
+class PromptRecall:
+    """The text to inject ('' when nothing is strong enough) and how many chunks qualified."""
+
+    text: str
+    matches: int
+    best_coverage: float
+
+
+def prompt_recall(
+    conn: apsw.Connection,
+    prompt: str,
+    *,
+    project: str | None,
+    exclude_session: str | None = None,
+    max_chars: int = 1500,
+    min_coverage: float = 0.5,
+) -> PromptRecall:
+    """Chunks that cover most of the prompt's information, rendered under `max_chars`."""
+    from causantic.retrieval import render
+    from causantic.retrieval.search import dedupe, load_hits
+
+    hits = keyword_search(conn, prompt, project=project, limit=CANDIDATES * 2)
+    coverage = term_coverage(conn, prompt, [h.rowid for h in hits])
+    need = 1 if len(query_terms(prompt)[:MAX_TERMS]) == 1 else 2
+    best = max((c for c, _ in coverage.values()), default=0.0)
+    scored = [
+        (h.chunk_id, coverage[h.rowid][0], ("keyword",))
+        for h in hits
+        if coverage[h.rowid][0] >= min_coverage and coverage[h.rowid][1] >= need
+    ]
+    loaded = [h for h in load_hits(conn, scored) if h.session_id != exclude_session]
+    loaded.sort(key=lambda h: -h.score)
+    chosen = dedupe(loaded)[:MAX_SHOWN]
+    if not chosen:
+        return PromptRecall("", 0, best)
+    title = "Possibly relevant memory from earlier sessions (keyword match; verify before relying on it):"
+    items, used = render.fit(
+        [(render.header(h) + f" · {h.score:.0%} of the prompt's terms", h.text) for h in chosen],
+        max_tokens=max_chars,  # the character cap below is the binding one
+        max_chars=max_chars - len(title) - 2,
+        min_tokens=30,
+    )
+    if not items:
+        return PromptRecall("", 0, best)
+    return PromptRecall(f"{title}\n\n{render.join(items)}", used, best)
+
+
+def term_coverage(
+    conn: apsw.Connection, query: str, rowids: list[int]
+) -> dict[int, tuple[float, int]]:
+    """chunk rowid -> (IDF-weighted share of the query's terms it contains, how many it contains).
+
+    See the module docstring; a query without searchable terms covers nothing.
+    """
+    terms = query_terms(query)[:MAX_TERMS]
+    if not terms or not rowids:
+        return {r: (0.0, 0) for r in rowids}
+    total = max(1, int(conn.execute("SELECT count(*) FROM chunks").fetchone()[0]))
+    weights = {t: _idf(_doc_freq(conn, t), total) for t in terms}
+    denominator = sum(weights.values()) or 1.0
+    found: dict[int, list[str]] = {r: [] for r in rowids}
+    for t in terms:
+        for i in range(0, len(rowids), 500):
+            for r in _present(conn, t, rowids[i : i + 500]):
+                found[r].append(t)
+    return {r: (sum(weights[t] for t in ts) / denominator, len(ts)) for r, ts in found.items()}
+
+
+def _doc_freq(conn: apsw.Connection, term: str) -> int:
+    row = conn.execute(
+        "SELECT count(*) FROM (SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT ?)",
+        (_phrase(term), DF_CAP),
+    ).fetchone()
+    return int(row[0])
+
+
+def _present(conn: apsw.Connection, term: str, rowids: list[int]) -> set[int]:
+    marks = ",".join("?" * len(rowids))
+    return {
+        r[0]
+        for r in conn.execute(
+            f"SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ? AND rowid IN ({marks})",
+            (_phrase(term), *rowids),
+        )
+    }
+
+
+def _idf(df: int, total: int) -> float:
+    return math.log(1.0 + (total - df + 0.5) / (df + 0.5))
+
+
+def _phrase(term: str) -> str:
+    return '"' + term.replace('"', "") + '"'
