@@ -104,6 +104,100 @@ def cmd_list_sessions(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
+# -- Claude Code integration (issue 6): MCP server, hooks, install, doctor, forget ----------
+
+
+def cmd_serve_mcp(args: argparse.Namespace, settings: Settings) -> int:
+    from causantic.mcp_server import serve
+
+    serve(settings)
+    return 0
+
+
+def cmd_hook(args: argparse.Namespace, settings: Settings) -> int:
+    from causantic.claude.hooks import run  # normally reached through main()'s fast path
+
+    return run([args.event], args.db)
+
+
+def cmd_hook_status(args: argparse.Namespace, settings: Settings) -> int:
+    from causantic.claude import status
+
+    entries = status.read_status(settings.home)
+    _emit(args, {"hooks": entries, "text": status.render_status(entries, settings.home)},
+          status.render_status(entries, settings.home))
+    return 0
+
+
+def cmd_install(args: argparse.Namespace, settings: Settings) -> int:
+    from causantic.claude import install
+
+    plan = install.plan_install(settings, db=args.db, register_mcp=not args.print)
+    return _apply_plan(args, settings, plan, "installed")
+
+
+def cmd_uninstall(args: argparse.Namespace, settings: Settings) -> int:
+    from causantic.claude import install
+
+    return _apply_plan(args, settings, install.plan_uninstall(settings), "uninstalled")
+
+
+def _apply_plan(args: argparse.Namespace, settings: Settings, plan, verb: str) -> int:  # type: ignore[no-untyped-def]
+    from causantic.claude import install
+
+    if args.dry_run:
+        print(plan.diff(), end="")
+        print("(dry run: nothing was written)")
+    else:
+        for line in install.apply(plan, settings):
+            print(line)
+        if verb == "installed":
+            print("Claude Code picks up the hooks at its next session start (or via /hooks); "
+                  "check the setup with `causantic doctor`.")
+    for note in plan.notes:
+        print(note)
+    return 0
+
+
+def cmd_doctor(args: argparse.Namespace, settings: Settings) -> int:
+    from causantic.claude.doctor import run_doctor
+
+    report = run_doctor(settings)
+    _emit(args, report.as_dict(), report.text)
+    return 0 if report.healthy else 1
+
+
+def cmd_forget(args: argparse.Namespace, settings: Settings) -> int:
+    from causantic.forget import forget
+    from causantic.store import open_store
+
+    with open_store(settings.db_path, readonly=not args.yes) as store:
+        result = forget(store, project=args.project, session_id=args.session, after=args.after,
+                        before=args.before, query=args.query, threshold=args.threshold,
+                        dry_run=not args.yes, model_dir=settings.model_dir)
+    text = result.text.replace("dry_run=false (command line: --yes)", "add --yes")
+    _emit(args, {**result.as_dict(), "text": text}, text)
+    return 0
+
+
+def _hook_argv(argv: Sequence[str]) -> tuple[list[str], str | None] | None:
+    """(hook args, --db) for `[--db PATH] hook EVENT ...`, parsed without argparse (hooks are
+    a fast path: see causantic/claude/hooks.py); None for every other command line."""
+    rest = list(argv)
+    if "hook" not in rest[:3]:
+        return None
+    from causantic.claude.hooks import EVENTS  # stdlib-only module
+
+    db = None
+    if rest[:1] == ["--db"] and len(rest) >= 2:
+        db, rest = rest[1], rest[2:]
+    elif rest and rest[0].startswith("--db="):
+        db, rest = rest[0][len("--db="):], rest[1:]
+    if len(rest) >= 2 and rest[0] == "hook" and (rest[1] in EVENTS or rest[1] == "ingest-worker"):
+        return rest[1:], db
+    return None
+
+
 def _emit(args: argparse.Namespace, payload: dict[str, object], text: str) -> None:
     print(json.dumps(payload, ensure_ascii=False) if args.json else text)
 
@@ -167,10 +261,53 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--days-back", type=_positive, help="only sessions active in the last N days")
     p.add_argument("--limit", type=_positive, default=50)
     p.add_argument("--json", action="store_true")
+    command("serve-mcp", cmd_serve_mcp, "Run the MCP server on stdin/stdout (Claude Code starts it).",
+            "claude mcp add --scope user causantic -- $(which python) -m causantic serve-mcp")
+
+    p = command("hook", cmd_hook, "Run a Claude Code hook: reads the hook JSON on stdin.",
+                "echo '{\"cwd\": \"'$PWD'\"}' | causantic hook session-start")
+    p.add_argument("event", choices=("session-start", "user-prompt-submit", "pre-compact",
+                                     "session-end"))
+
+    p = command("hook-status", cmd_hook_status, "When each hook last ran, and its last error.",
+                "causantic hook-status")
+    p.add_argument("--json", action="store_true")
+
+    for name, handler, summary, example in (
+        ("install", cmd_install, "Add causantic's hooks and MCP server to Claude Code's settings.",
+         "causantic install --dry-run"),
+        ("uninstall", cmd_uninstall, "Remove exactly what install added.", "causantic uninstall"),
+    ):
+        p = command(name, handler, summary, example)
+        p.add_argument("--dry-run", action="store_true", help="show the diff, write nothing")
+        if name == "install":
+            p.add_argument("--print", action="store_true",
+                           help="print the `claude mcp add` line instead of editing ~/.claude.json")
+
+    p = command("doctor", cmd_doctor, "Check the database, model, vectors, hooks and MCP setup.",
+                "causantic doctor")
+    p.add_argument("--json", action="store_true")
+
+    p = command("forget", cmd_forget, "Delete memory for good (previews unless --yes).",
+                'causantic forget --project cli --query "api key" --threshold 0.7')
+    p.add_argument("--project", help="only this project")
+    p.add_argument("--session", help="only this session id")
+    p.add_argument("--after", help="only chunks from this ISO date/time on")
+    p.add_argument("--before", help="only chunks before this ISO date/time")
+    p.add_argument("--query", help="only chunks similar to this text")
+    p.add_argument("--threshold", type=float, default=0.6,
+                   help="similarity needed with --query, 0-1 (default 0.6)")
+    p.add_argument("--yes", action="store_true", help="delete (default: preview only)")
+    p.add_argument("--json", action="store_true")
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    hook = _hook_argv(sys.argv[1:] if argv is None else argv)
+    if hook is not None:
+        from causantic.claude.hooks import run
+
+        return run(*hook)
     parser = build_parser()
     args = parser.parse_args(argv)  # argparse itself exits 2 on bad usage
     if not getattr(args, "handler", None):

@@ -50,6 +50,9 @@ class Settings:
     prompt_chars: int = 1500
     model_dir: Path | None = None
     raw: Mapping[str, Any] = field(default_factory=dict)
+    # Claude Code's user state file (user-scope MCP servers): ~/.claude.json, or
+    # $CLAUDE_CONFIG_DIR/.claude.json when that variable is set. None = beside claude_dir.
+    claude_json_path: Path | None = None
 
     @property
     def projects_dir(self) -> Path:
@@ -120,6 +123,9 @@ def load_settings(
         ),
         model_dir=model_dir,
         raw=cfg,
+        claude_json_path=(
+            claude_dir / ".claude.json" if env.get("CLAUDE_CONFIG_DIR") else user_home / ".claude.json"
+        ),
     )
 
 

@@ -1,0 +1,294 @@
+"""`causantic doctor`: is memory healthy and wired into Claude Code?
+
+Checks, in order: the database (opens, `PRAGMA quick_check`, schema version), the embedding
+model (files match their manifest), vector support (sqlite-vec loads), hook registration in
+settings.json (and that its interpreter and archive still exist), MCP registration in
+~/.claude.json, the hooks' last runs (hook-status), and Claude Code's `cleanupPeriodDays`
+(default 30): Claude Code deletes transcripts older than that, so transcripts not ingested
+yet are at risk.
+
+Each check gives one line: `ok`, `warning` (worth knowing, not broken) or `problem` (exit 1).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from causantic.config import Settings
+
+DEFAULT_CLEANUP_DAYS = 30
+AT_RISK_DAYS = 7  # un-ingested transcripts this close to deletion make doctor fail
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str
+    level: str  # "ok" | "warning" | "problem"
+    message: str
+
+    def line(self) -> str:
+        return f"{self.level:<8} {self.name}: {self.message}"
+
+
+@dataclass(frozen=True)
+class Report:
+    checks: list[Check]
+
+    @property
+    def healthy(self) -> bool:
+        return not any(c.level == "problem" for c in self.checks)
+
+    @property
+    def text(self) -> str:
+        lines = [c.line() for c in self.checks]
+        problems = sum(c.level == "problem" for c in self.checks)
+        lines.append("")
+        lines.append("All good." if not problems else
+                     f"{problems} problem{'s' if problems != 1 else ''} found.")
+        return "\n".join(lines)
+
+    def as_dict(self) -> dict[str, object]:
+        return {"healthy": self.healthy,
+                "checks": [{"name": c.name, "level": c.level, "message": c.message}
+                           for c in self.checks],
+                "text": self.text}
+
+
+def run_doctor(settings: Settings, now: float | None = None) -> Report:
+    """Run every check; never raises for what it finds (that is what the report is for)."""
+    now = time.time() if now is None else now
+    checks: list[Check] = []
+    checks += _database(settings)
+    checks.append(_model(settings))
+    checks.append(_vectors(settings))
+    settings_json = _read_json(settings.claude_dir / "settings.json")
+    checks += _hooks(settings, settings_json)
+    checks.append(_mcp(settings))
+    checks += _hook_runs(settings)
+    checks.append(_transcripts(settings, settings_json, now))
+    return Report(checks)
+
+
+# -- checks --------------------------------------------------------------------------------
+
+
+def _database(settings: Settings) -> list[Check]:
+    from causantic.store import open_store
+    from causantic.store.schema import MIGRATIONS
+
+    path = settings.db_path
+    if not path.exists():
+        return [Check("database", "problem",
+                      f"no database at {path}; run `causantic ingest` to build it")]
+    try:
+        with open_store(path, readonly=True) as store:
+            conn = store.conn
+            result = [r[0] for r in conn.execute("PRAGMA quick_check")]
+            version = int(conn.execute("PRAGMA user_version").fetchone()[0])
+            chunks = int(conn.execute("SELECT count(*) FROM chunks").fetchone()[0])
+    except Exception as exc:  # noqa: BLE001 - reported, not raised
+        return [Check("database", "problem", f"{path}: {_one_line(exc)}")]
+    if result != ["ok"]:
+        return [Check("database", "problem",
+                      f"{path} failed its integrity check ({'; '.join(result[:3])}); move it aside "
+                      "and run `causantic ingest` to rebuild it from your transcripts")]
+    latest = len(MIGRATIONS)
+    schema = f"schema {version}" + ("" if version == latest else
+                                    f" (upgraded to {latest} on the next write)")
+    out = [Check("database", "ok", f"{path} ({chunks:,} chunks, {schema}, integrity ok)")]
+    mode = path.stat().st_mode & 0o777
+    if mode & 0o077:
+        out.append(Check("permissions", "warning",
+                         f"{path} is readable by others (mode {mode:o}); `chmod 600 {path}`"))
+    return out
+
+
+def _model(settings: Settings) -> Check:
+    from causantic.errors import CausanticError
+    from causantic.model import load_verified
+
+    try:
+        verified = load_verified(settings.model_dir)
+    except CausanticError as exc:
+        return Check("model", "problem", f"{exc} (search falls back to keywords meanwhile)")
+    from causantic import embed
+
+    if not embed.available(settings.model_dir):
+        return Check("model", "problem", "the model files are fine but numpy, onnxruntime or "
+                     "tokenizers is missing; reinstall causantic")
+    return Check("model", "ok", f"{verified.manifest.get('model_id')} in {verified.directory} "
+                 "(checksums match)")
+
+
+def _vectors(settings: Settings) -> Check:
+    from causantic.store.db import vec_extension_path
+
+    if vec_extension_path() is None:
+        return Check("vectors", "problem", "sqlite-vec is not installed: search is keyword-only")
+    import apsw
+
+    conn = apsw.Connection(":memory:")
+    try:
+        conn.enable_load_extension(True)
+        conn.load_extension(vec_extension_path())
+        version = conn.execute("SELECT vec_version()").fetchone()[0]
+    except apsw.Error as exc:
+        return Check("vectors", "problem", f"sqlite-vec does not load ({exc}): keyword-only search")
+    finally:
+        conn.close()
+    return Check("vectors", "ok", f"sqlite-vec {version} loads")
+
+
+def _hooks(settings: Settings, settings_json: dict | str | None) -> list[Check]:
+    from causantic.claude.install import HOOK_SPECS, is_ours
+
+    path = settings.claude_dir / "settings.json"
+    if isinstance(settings_json, str):
+        return [Check("hooks", "problem", f"{path}: {settings_json}")]
+    if settings_json is None:
+        return [Check("hooks", "problem", f"{path} does not exist; run `causantic install`")]
+    out = []
+    if settings_json.get("disableAllHooks") is True:
+        out.append(Check("hooks", "problem",
+                         f'{path} has "disableAllHooks": true; no hook runs, causantic included'))
+    hooks = settings_json.get("hooks") if isinstance(settings_json.get("hooks"), dict) else {}
+    wanted = [s for s in HOOK_SPECS if s.command != "user-prompt-submit" or settings.hook_prompt_recall]
+    missing, broken, found = [], [], []
+    for spec in wanted:
+        commands = [h.get("command") for g in hooks.get(spec.event) or [] if isinstance(g, dict)
+                    for h in g.get("hooks") or [] if isinstance(h, dict) and is_ours(h.get("command"))]
+        if not commands:
+            missing.append(spec.event)
+            continue
+        found.append(spec.event)
+        for cmd in commands:
+            problem = _command_problem(str(cmd))
+            if problem:
+                broken.append(f"{spec.event}: {problem}")
+    if missing:
+        out.append(Check("hooks", "problem",
+                         f"not registered in {path}: {', '.join(missing)}; run `causantic install`"))
+    for b in broken:
+        out.append(Check("hooks", "problem", f"{b}; run `causantic install` again"))
+    if found and not missing and not broken:
+        out.append(Check("hooks", "ok", f"{', '.join(found)} registered in {path}"))
+    return out
+
+
+def _mcp(settings: Settings) -> Check:
+    from causantic.claude.install import SERVER_NAME, claude_json_path
+
+    path = claude_json_path(settings)
+    data = _read_json(path)
+    if isinstance(data, str):
+        return Check("mcp", "problem", f"{path}: {data}")
+    entry = ((data or {}).get("mcpServers") or {}).get(SERVER_NAME)
+    if not isinstance(entry, dict):
+        return Check("mcp", "problem", f"MCP server {SERVER_NAME!r} is not registered in {path}; "
+                     "run `causantic install` (or `causantic install --print` for the "
+                     "`claude mcp add` line)")
+    argv = [str(entry.get("command", ""))] + [str(a) for a in entry.get("args") or []]
+    problem = _argv_problem(argv)
+    if problem:
+        return Check("mcp", "problem", f"{SERVER_NAME!r} in {path}: {problem}; run `causantic install`")
+    return Check("mcp", "ok", f"{SERVER_NAME!r} registered at user scope in {path}")
+
+
+def _hook_runs(settings: Settings) -> list[Check]:
+    from causantic.claude import status
+
+    entries = status.read_status(settings.home)
+    out = []
+    for name, e in sorted(entries.items()):
+        if not e.get("success"):
+            out.append(Check("hook runs", "problem", f"the last {name} run failed: {e.get('error')}"
+                             f" (see {status.log_path(settings.home)})"))
+    if entries and not out:
+        out.append(Check("hook runs", "ok", f"last runs succeeded ({', '.join(sorted(entries))})"))
+    return out
+
+
+def _transcripts(settings: Settings, settings_json: dict | str | None, now: float) -> Check:
+    days = DEFAULT_CLEANUP_DAYS
+    if isinstance(settings_json, dict) and isinstance(settings_json.get("cleanupPeriodDays"), int | float):
+        days = int(settings_json["cleanupPeriodDays"])
+    where = settings.projects_dir
+    if not where.is_dir():
+        return Check("transcripts", "warning", f"no Claude Code transcripts at {where} yet")
+    from causantic.transcripts.discover import discover
+
+    files = discover([where])
+    ingested = _ingested_sizes(settings)
+    behind = []
+    for tf in files:
+        try:
+            st = tf.path.stat()
+        except OSError:
+            continue
+        if ingested.get(str(tf.path.resolve())) != st.st_size:
+            behind.append(st.st_mtime)
+    keep = f"Claude Code deletes transcripts after {days} days (cleanupPeriodDays)"
+    if not behind:
+        return Check("transcripts", "ok", f"all {len(files)} transcript files ingested; {keep}")
+    at_risk = sum(1 for m in behind if now - m > (days - AT_RISK_DAYS) * 86400)
+    msg = (f"{len(behind)} of {len(files)} transcript files are not ingested (or grew since); "
+           f"{keep}: run `causantic ingest` now")
+    if at_risk:
+        return Check("transcripts", "problem",
+                     f"{msg} ({at_risk} will be deleted within {AT_RISK_DAYS} days)")
+    return Check("transcripts", "warning", msg)
+
+
+# -- helpers -------------------------------------------------------------------------------
+
+
+def _ingested_sizes(settings: Settings) -> dict[str, int]:
+    if not settings.db_path.exists():
+        return {}
+    from causantic.store import open_store
+
+    try:
+        with open_store(settings.db_path, readonly=True) as store:
+            return dict(store.conn.execute("SELECT path, size FROM files"))
+    except Exception:  # noqa: BLE001 - the database check reports it
+        return {}
+
+
+def _command_problem(command: str) -> str | None:
+    try:
+        argv = shlex.split(command)
+    except ValueError:
+        return "the command is not valid shell"
+    return _argv_problem(argv)
+
+
+def _argv_problem(argv: list[str]) -> str | None:
+    if not argv or not argv[0]:
+        return "no command"
+    exe = argv[0]
+    if os.path.isabs(exe) and not os.access(exe, os.X_OK):
+        return f"{exe} does not exist or is not executable"
+    for a in argv[1:]:
+        if a.endswith(".pyz") and not os.path.isfile(a):
+            return f"{a} does not exist"
+    return None
+
+
+def _read_json(path: Path) -> dict | str | None:
+    """The parsed object, None when missing, or a string saying what is wrong."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8") or "{}")
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as exc:
+        return f"unreadable or not valid JSON ({_one_line(exc)})"
+    return data if isinstance(data, dict) else "does not hold a JSON object"
+
+
+def _one_line(exc: BaseException) -> str:
+    return str(exc).splitlines()[0] if str(exc) else type(exc).__name__

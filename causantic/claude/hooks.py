@@ -1,0 +1,473 @@
+"""Claude Code hook handlers: `causantic hook session-start|user-prompt-submit|pre-compact|session-end`.
+
+Contract (see ../shared/reference/claude-code-integration.md):
+
+- Input is one JSON object on stdin. Empty, malformed, non-object or oversized input (over
+  8 MiB) is treated as `{}`; a terminal on stdin is not read; reading gives up after 2 s.
+- Every handler exits 0, whatever happens: a broken memory must never break Claude Code.
+  Failures are recorded in the hook status file (`causantic hook-status`) and, with a
+  traceback, in `<home>/logs/hooks.log`; nothing is printed on failure.
+- session-start prints `{"hookSpecificOutput": {"hookEventName": "SessionStart",
+  "additionalContext": …}}` (or the bare text with `[hooks] session_start_output = "text"`,
+  for Claude Code versions that report a hook error on JSON from SessionStart) holding a
+  briefing on the session's project, at most `session_start_chars` characters including
+  the `<causantic-memory>` marker that keeps our own ingest from reading it back. Pure SQL:
+  this path imports neither numpy, onnxruntime nor mcp.
+- pre-compact and session-end start a detached background worker (`hook ingest-worker`) that
+  ingests the transcript and its sub-agent files, then embeds new chunks when the model is
+  available, and return at once. Per transcript file at most one worker runs and one waits
+  (two `flock`s under `<home>/locks/`): a third arrival exits at once, because the waiting
+  worker starts after the running one and will read everything written by then.
+- user-prompt-submit is off unless `[hooks] user_prompt_submit = true`; then it injects a
+  keyword recall of at most `prompt_chars` characters, only for strong matches (see
+  `causantic.retrieval.prompt`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from causantic.claude import status
+from causantic.config import HARD_INJECTION_CAP, Settings, load_settings
+from causantic.markers import wrap_memory
+
+EVENTS = ("session-start", "user-prompt-submit", "pre-compact", "session-end")
+EVENT_NAMES = {
+    "session-start": "SessionStart",
+    "user-prompt-submit": "UserPromptSubmit",
+    "pre-compact": "PreCompact",
+    "session-end": "SessionEnd",
+}
+MAX_STDIN_BYTES = 8 << 20
+STDIN_TIMEOUT_S = 2.0
+#: How long a queued background ingest waits for the running one before giving up.
+WORKER_WAIT_S = 600.0
+SHORTENED = "\n[… briefing shortened to fit]"
+
+
+@dataclass
+class HookResult:
+    """What a handler did: its stdout (None = print nothing) and what to record."""
+
+    output: str | None = None
+    project: str | None = None
+    session_id: str | None = None
+    details: dict[str, Any] = field(default_factory=dict)
+    record: bool = True
+
+
+class HookInputError(Exception):
+    """The hook input lacks what the handler needs (recorded, never shown to Claude Code)."""
+
+
+# -- entry point ---------------------------------------------------------------------------
+
+
+def run(argv: list[str], db: str | None = None) -> int:
+    """Run `causantic hook <event> …`; always returns 0 for the four Claude Code events."""
+    event = argv[0] if argv else ""
+    if event == "ingest-worker":
+        return worker_main(argv[1:], db)
+    started = time.perf_counter()
+    payload = read_payload()
+    session_id = _str(payload.get("session_id")) or None
+    settings: Settings | None = None
+    try:
+        settings = load_settings(db)
+        result = HANDLERS[event](payload, settings)
+        if result.output:
+            _write_stdout(result.output)
+        if result.record:
+            status.record(
+                settings.home,
+                event,
+                success=True,
+                duration_ms=(time.perf_counter() - started) * 1000,
+                project=result.project,
+                session_id=result.session_id or session_id,
+                details=result.details,
+            )
+    except (Exception, KeyboardInterrupt) as exc:  # the edge: a hook never fails Claude Code
+        _record_failure(settings, event, started, session_id, exc)
+    return 0
+
+
+def read_payload(fd: int = 0, timeout: float = STDIN_TIMEOUT_S) -> dict[str, Any]:
+    """The hook input object from stdin, or {} for anything else (see the module docstring)."""
+    try:
+        if os.isatty(fd):
+            return {}
+        parts: list[bytes] = []
+        size = 0
+        deadline = time.monotonic() + timeout
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return {}
+            ready, _, _ = select.select([fd], [], [], remaining)
+            if not ready:
+                return {}
+            data = os.read(fd, 1 << 16)
+            if not data:
+                break
+            size += len(data)
+            if size > MAX_STDIN_BYTES:
+                return {}
+            parts.append(data)
+        obj = json.loads(b"".join(parts).decode("utf-8", "replace"))
+    except (OSError, ValueError, RecursionError):
+        return {}
+    return obj if isinstance(obj, dict) else {}
+
+
+# -- session-start -------------------------------------------------------------------------
+
+
+def session_start(payload: dict[str, Any], settings: Settings) -> HookResult:
+    """A briefing on the session's project, wrapped in the memory marker, under the cap."""
+    from causantic.transcripts.project import project_for_cwd
+
+    session_id = _str(payload.get("session_id"))
+    project = project_for_cwd(_str(payload.get("cwd")) or os.getcwd()).name
+    result = HookResult(project=project, session_id=session_id or None)
+    result.details["source"] = _str(payload.get("source")) or "unknown"
+    if not settings.db_path.exists():
+        result.details["briefing"] = "no memory yet"
+        return result
+    cap = min(settings.session_start_chars, HARD_INJECTION_CAP)
+    room = cap - len(wrap_memory("", "briefing"))
+    text = _briefing(settings, project, session_id, room)
+    if not text:
+        result.details["briefing"] = "nothing for this project"
+        return result
+    text = clip(text, room)
+    context = wrap_memory(text, "briefing")
+    result.details["chars"] = len(context)
+    if _option(settings, "session_start_output", "json") == "text":
+        result.output = context
+    else:
+        result.output = json.dumps(
+            {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": context}},
+            ensure_ascii=False,
+        )
+    return result
+
+
+def _briefing(settings: Settings, project: str, session_id: str, max_chars: int) -> str:
+    from causantic.retrieval.reconstruct import briefing
+    from causantic.store import open_store
+
+    with open_store(settings.db_path, readonly=True) as store:
+        return briefing(
+            store.conn, project, max_chars=max_chars, exclude_session=session_id or None
+        ).strip()
+
+
+def clip(text: str, max_chars: int) -> str:
+    """Cut text to max_chars at a line boundary, with a marker (a safety net under the cap)."""
+    if len(text) <= max_chars:
+        return text
+    room = max(0, max_chars - len(SHORTENED))
+    cut = text[:room]
+    line = cut.rfind("\n")
+    if line > room // 2:
+        cut = cut[:line]
+    return cut.rstrip() + SHORTENED
+
+
+# -- user-prompt-submit --------------------------------------------------------------------
+
+
+def user_prompt_submit(payload: dict[str, Any], settings: Settings) -> HookResult:
+    """Keyword recall for the prompt, only when switched on and only for strong matches."""
+    if not settings.hook_prompt_recall:
+        return HookResult(record=False)
+    from causantic.transcripts.project import project_for_cwd
+
+    session_id = _str(payload.get("session_id"))
+    project = project_for_cwd(_str(payload.get("cwd")) or os.getcwd()).name
+    result = HookResult(project=project, session_id=session_id or None)
+    prompt = _str(payload.get("prompt")).strip()
+    if len(prompt) < 8 or prompt.startswith("/") or not settings.db_path.exists():
+        result.details["recall"] = "skipped"
+        return result
+    from causantic.retrieval.prompt import prompt_recall
+    from causantic.store import open_store
+
+    cap = min(settings.prompt_chars, HARD_INJECTION_CAP)
+    room = cap - len(wrap_memory("", "recall"))
+    min_coverage = float(_option(settings, "prompt_min_coverage", 0.5))
+    with open_store(settings.db_path, readonly=True) as store:
+        recall = prompt_recall(
+            store.conn,
+            prompt,
+            project=project,
+            exclude_session=session_id or None,
+            max_chars=room,
+            min_coverage=min_coverage,
+        )
+    result.details["matches"] = recall.matches
+    if not recall.text:
+        return result
+    context = wrap_memory(clip(recall.text, room), "recall")
+    result.details["chars"] = len(context)
+    result.output = json.dumps(
+        {"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": context}},
+        ensure_ascii=False,
+    )
+    return result
+
+
+# -- pre-compact / session-end: detached background ingest --------------------------------
+
+
+def background_ingest(payload: dict[str, Any], settings: Settings, event: str) -> HookResult:
+    """Start a detached worker that ingests the transcript; return without waiting for it."""
+    raw = _str(payload.get("transcript_path"))
+    if not raw:
+        raise HookInputError("the hook input has no transcript_path")
+    path = Path(os.path.expanduser(raw)).absolute()
+    if not path.is_file():
+        raise HookInputError(f"transcript not found: {path}")
+    argv = worker_command(settings, event, path, _str(payload.get("session_id")),
+                          _str(payload.get("cwd")))
+    pid = spawn_detached(argv, status.log_path(settings.home))
+    # The worker records the outcome under this hook's name when it finishes.
+    return HookResult(details={"worker_pid": pid}, record=False)
+
+
+def pre_compact(payload: dict[str, Any], settings: Settings) -> HookResult:
+    """PreCompact (manual or auto): ingest what is about to be compacted, in the background."""
+    return background_ingest(payload, settings, "pre-compact")
+
+
+def session_end(payload: dict[str, Any], settings: Settings) -> HookResult:
+    """SessionEnd (1.5 s budget in Claude Code): ingest the finished session in the background."""
+    return background_ingest(payload, settings, "session-end")
+
+
+def worker_command(settings: Settings, event: str, path: Path, session_id: str, cwd: str) -> list[str]:
+    """The command line of the background worker for one transcript."""
+    from causantic.claude.launcher import self_command
+
+    argv = self_command() + ["--db", str(settings.db_path), "hook", "ingest-worker",
+                             "--event", event]
+    if session_id:
+        argv += ["--session", session_id]
+    if cwd:
+        argv += ["--cwd", cwd]
+    return argv + ["--", str(path)]
+
+
+def spawn_detached(argv: list[str], log: Path) -> int:
+    """Start argv in a new session, stdin from /dev/null, output appended to `log`; return its pid.
+
+    The child holds none of our pipes, so Claude Code sees the hook finish as soon as this
+    process exits; the child then belongs to init and is never waited for.
+    """
+    from causantic.claude.fsutil import open_private_append
+
+    log_fd = open_private_append(log)
+    try:
+        if hasattr(os, "posix_spawn"):
+            return os.posix_spawn(
+                argv[0],
+                argv,
+                dict(os.environ),
+                file_actions=[
+                    (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
+                    (os.POSIX_SPAWN_DUP2, log_fd, 1),
+                    (os.POSIX_SPAWN_DUP2, log_fd, 2),
+                ],
+                setsid=True,
+            )
+        import subprocess  # pragma: no cover - systems without posix_spawn
+
+        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log_fd, stderr=log_fd,
+                                start_new_session=True, close_fds=True)
+        return proc.pid
+    finally:
+        os.close(log_fd)
+
+
+def worker_main(argv: list[str], db: str | None) -> int:
+    """`causantic hook ingest-worker --event E [--session S] [--cwd C] -- PATH` (internal)."""
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="causantic hook ingest-worker")
+    parser.add_argument("--event", default="session-end")
+    parser.add_argument("--session", default="")
+    parser.add_argument("--cwd", default="")
+    parser.add_argument("path")
+    args = parser.parse_args(argv)
+    started = time.perf_counter()
+    settings: Settings | None = None
+    try:
+        settings = load_settings(db)
+        outcome = ingest_locked(settings, Path(args.path), args.session)
+        if outcome is not None:
+            project = outcome.pop("project", None)
+            status.record(settings.home, args.event, success=True,
+                          duration_ms=(time.perf_counter() - started) * 1000,
+                          project=project, session_id=args.session or None, details=outcome)
+    except BaseException as exc:  # noqa: BLE001 - a worker records, it never raises
+        _record_failure(settings, args.event, started, args.session or None, exc)
+        return 1
+    return 0
+
+
+def ingest_locked(settings: Settings, path: Path, session_id: str = "") -> dict[str, Any] | None:
+    """Ingest one transcript (and its sub-agent folder) unless a worker is already queued for it.
+
+    Returns what was done, or None when another worker already waits for this file (it starts
+    after the running one, so it reads everything written by then). Then embeds the chunks
+    still without vectors, when the model is available and no other worker is embedding
+    (one embedding process at a time keeps memory bounded; a skipped embed is caught up by
+    the next worker or `causantic embed`).
+
+    Raises
+    ------
+    TimeoutError : the running worker held the file for longer than WORKER_WAIT_S.
+    """
+    import contextlib
+    import hashlib
+
+    from causantic.claude.fsutil import file_lock
+
+    key = hashlib.sha1(str(path.resolve()).encode()).hexdigest()[:16]
+    locks = settings.home / "locks"
+    with contextlib.ExitStack() as queued:
+        if not queued.enter_context(file_lock(locks / f"ingest-{key}.queued", timeout=0)):
+            return None
+        with file_lock(locks / f"ingest-{key}.running", timeout=WORKER_WAIT_S) as running:
+            if not running:
+                raise TimeoutError(
+                    f"another ingest of {path.name} ran for over {WORKER_WAIT_S:.0f} s; gave up"
+                )
+            queued.close()  # from here on, a new arrival may queue behind us
+            out = _ingest(settings, path, session_id)
+    with file_lock(locks / "embed.running", timeout=0) as embedding:
+        out["vectors"] = _embed_pending(settings) if embedding else "another worker is embedding"
+    return out
+
+
+def _ingest(settings: Settings, path: Path, session_id: str) -> dict[str, Any]:
+    from causantic.pipeline import run_ingest
+
+    paths = [path]
+    folder = path.with_suffix("")  # `<session>/subagents/agent-*.jsonl` live beside the file
+    if folder.is_dir():
+        paths.append(folder)
+    report = run_ingest(settings, paths)
+    out: dict[str, Any] = {
+        "chunks": report.chunks_added,
+        "refreshed": report.chunks_replaced,
+        "edges": report.edges_added,
+        "files": report.files_read,
+    }
+    if report.problems:
+        out["problems"] = len(report.problems)
+        for problem in report.problems:
+            print(f"causantic: ingest problem: {problem}", file=sys.stderr)
+    out["project"] = _project_of(settings, session_id or path.stem)
+    return out
+
+
+def _embed_pending(settings: Settings) -> int | str:
+    """Embed chunks without vectors; the count, or why not (a missing model is not a failure)."""
+    from causantic import embed
+    from causantic.errors import CausanticError
+
+    if not embed.available(settings.model_dir):
+        return "model not available"
+    from causantic.pipeline import run_embed
+
+    try:
+        return int(run_embed(settings).embedded)
+    except CausanticError as exc:
+        print(f"causantic: embedding skipped: {exc}", file=sys.stderr)
+        return f"skipped: {exc}"
+
+
+def _project_of(settings: Settings, session_id: str) -> str | None:
+    from causantic.store import open_store
+
+    with open_store(settings.db_path, readonly=True) as store:
+        row = store.conn.execute("SELECT project FROM sessions WHERE id = ?", (session_id,)).fetchone()
+    return row[0] if row else None
+
+
+# -- shared --------------------------------------------------------------------------------
+
+HANDLERS = {
+    "session-start": session_start,
+    "user-prompt-submit": user_prompt_submit,
+    "pre-compact": pre_compact,
+    "session-end": session_end,
+}
+
+
+def _record_failure(
+    settings: Settings | None, event: str, started: float, session_id: str | None,
+    exc: BaseException,
+) -> None:
+    """Record a failed run in the status file and its traceback in the log; never raise."""
+    message = describe(exc)
+    try:
+        if settings is None:
+            print(f"causantic hook {event}: {message}", file=sys.stderr)
+            return
+        status.record(settings.home, event or "unknown", success=False,
+                      duration_ms=(time.perf_counter() - started) * 1000,
+                      session_id=session_id, error=message)
+        import traceback
+
+        from causantic.claude.fsutil import open_private_append
+
+        fd = open_private_append(status.log_path(settings.home))
+        with os.fdopen(fd, "a", encoding="utf-8") as log:
+            log.write(f"{status.now_iso()} hook {event} failed: {message}\n")
+            traceback.print_exception(exc, file=log)
+    except BaseException:  # noqa: BLE001 - nowhere left to report to
+        pass
+
+
+def describe(exc: BaseException) -> str:
+    """One line for the status file: what went wrong."""
+    from causantic.errors import CausanticError
+
+    if isinstance(exc, CausanticError | HookInputError | TimeoutError):
+        return str(exc)
+    if isinstance(exc, KeyError):
+        return f"unknown hook event {exc}; expected one of {', '.join(EVENTS)}"
+    if isinstance(exc, OSError) and exc.strerror:
+        return f"{exc.strerror}: {exc.filename}" if exc.filename else exc.strerror
+    return f"{type(exc).__name__}: {exc}"
+
+
+def _option(settings: Settings, key: str, default: Any) -> Any:
+    hooks = settings.raw.get("hooks") if isinstance(settings.raw, dict) else None
+    if isinstance(hooks, dict) and key in hooks:
+        return hooks[key]
+    return default
+
+
+def _str(value: object) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def _write_stdout(text: str) -> None:
+    try:
+        sys.stdout.write(text)
+        if not text.endswith("\n"):
+            sys.stdout.write("\n")
+        sys.stdout.flush()
+    except (BrokenPipeError, OSError):
+        pass

@@ -1,0 +1,212 @@
+"""`causantic serve-mcp`: the memory tools over MCP (stdio), on the official SDK's `MCPServer`.
+
+Tools are thin: typed parameters (the SDK turns them into the JSON schema Claude sees), a
+short description that tells Claude when to pick the tool, one call into retrieval, and the
+same `text` the CLI's `--json` reports. Expected failures (bad arguments, unknown project,
+no memory yet) come back as tool errors (`isError`) with a one-line message the model can act
+on; the server itself never stops on a tool failure.
+
+Startup does no work beyond building the tool table: no database is opened and no model is
+loaded until a tool needs it, so `initialize` is answered as soon as the SDK is imported.
+Tools are plain functions; the SDK runs them in a worker thread, so a slow query (or the
+first vector query, which loads the model) never blocks the event loop. Each call opens its
+own read-only connection (about 1 ms), so a database replaced or migrated meanwhile is seen.
+
+This module imports mcp and pydantic (about 1 s): only `serve-mcp` imports it, never a hook.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Annotated, Literal, TypeVar
+
+from mcp.server import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp_types import ToolAnnotations
+from pydantic import Field
+
+from causantic import __version__
+from causantic.config import Settings
+from causantic.errors import CausanticError
+from causantic.store.db import Store
+
+T = TypeVar("T")
+
+INSTRUCTIONS = (
+    "Long-term memory of past Claude Code sessions on this machine (all projects), read from "
+    "their transcripts. Pick the tool by the question: search = what do we know about X; "
+    "recall = how did we solve or decide X (the story, in order); predict = what usually comes "
+    "next after X; reconstruct = what happened recently or in session S. Results quote past "
+    "sessions and may be stale: check them against the code before relying on them."
+)
+
+Project = Annotated[
+    str | None,
+    Field(description="Only this project (names from list-projects); omit for all projects."),
+]
+MaxTokens = Annotated[
+    int | None,
+    Field(ge=200, le=20000, description="Answer budget in tokens (default 4000)."),
+]
+Limit = Annotated[int, Field(ge=1, le=50, description="Most chunks to return.")]
+READ = ToolAnnotations(read_only_hint=True, open_world_hint=False)
+
+
+def build_server(settings: Settings) -> MCPServer:
+    """The MCP server with every causantic tool bound to these settings."""
+    mcp: MCPServer = MCPServer("causantic", version=__version__, instructions=INSTRUCTIONS)
+
+    def tool(name: str, annotations: ToolAnnotations = READ) -> Callable[[T], T]:
+        return mcp.tool(name=name, annotations=annotations, structured_output=False)  # type: ignore[return-value]
+
+    def budget(max_tokens: int | None) -> int:
+        return max_tokens or settings.max_tokens
+
+    @tool("search")
+    def search(
+        query: Annotated[str, Field(min_length=1, description="Words, identifiers, error text.")],
+        project: Project = None,
+        limit: Limit = 10,
+        max_tokens: MaxTokens = None,
+        mode: Annotated[
+            Literal["hybrid", "keyword", "vector"],
+            Field(description="hybrid (default) = keywords + meaning; keyword = exact terms."),
+        ] = "hybrid",
+    ) -> str:
+        """What do we know about X: past discussion, errors, decisions, files, commands, ranked by relevance. Not for "what happened last/recently" (use reconstruct) or "how did we get to X" (use recall)."""
+        from causantic.retrieval.search import search as run
+
+        with _store(settings) as store:
+            return run(store, query, project=project, limit=limit,
+                       max_tokens=budget(max_tokens), mode=mode).text
+
+    @tool("recall")
+    def recall(
+        query: Annotated[str, Field(min_length=1, description="The fix, decision or result to explain.")],
+        project: Project = None,
+        limit: Limit = 10,
+        max_tokens: MaxTokens = None,
+    ) -> str:
+        """How did we solve or decide X: walks the causal chain backwards from the best match and tells the episode in order (problem, attempts, fix). Not for recency questions (use reconstruct)."""
+        from causantic.retrieval.chains import recall as run
+
+        with _store(settings) as store:
+            return run(store, query, project=project, limit=limit,
+                       max_tokens=budget(max_tokens)).text
+
+    @tool("predict")
+    def predict(
+        context: Annotated[str, Field(min_length=1, description="The current task, error or step.")],
+        project: Project = None,
+        limit: Limit = 10,
+        max_tokens: MaxTokens = None,
+    ) -> str:
+        """What usually comes next: walks the causal chain forwards from similar past moments (follow-up steps, later errors, what was done after). Use before a familiar multi-step task."""
+        from causantic.retrieval.chains import predict as run
+
+        with _store(settings) as store:
+            return run(store, context, project=project, limit=limit,
+                       max_tokens=budget(max_tokens)).text
+
+    @tool("list-projects")
+    def list_projects() -> str:
+        """The projects in memory with session and chunk counts and time spans; use the names as `project` in other tools."""
+        from causantic.retrieval.browse import list_projects as run
+        from causantic.retrieval.browse import render_projects
+
+        with _store(settings) as store:
+            return render_projects(run(store.conn))
+
+    @tool("list-sessions")
+    def list_sessions(
+        project: Annotated[str, Field(min_length=1, description="Project name (see list-projects).")],
+        days_back: Annotated[
+            int | None, Field(ge=1, le=3650, description="Only sessions active in the last N days.")
+        ] = None,
+        limit: Annotated[int, Field(ge=1, le=200, description="Most sessions to list.")] = 30,
+    ) -> str:
+        """A project's sessions, newest first, with ids, times, sizes and titles; use an id with reconstruct."""
+        from causantic.retrieval.browse import list_sessions as run
+        from causantic.retrieval.browse import render_sessions
+
+        with _store(settings) as store:
+            return render_sessions(project, run(store.conn, project, days_back=days_back, limit=limit))
+
+    @tool("stats")
+    def stats() -> str:
+        """Counts of what memory holds: projects, sessions, chunks, edges, vectors, topics."""
+        from causantic.retrieval.browse import render_stats
+        from causantic.retrieval.browse import stats as run
+
+        with _store(settings) as store:
+            return render_stats(run(store.conn), str(settings.db_path))
+
+    @tool(
+        "forget",
+        ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True,
+                        open_world_hint=False),
+    )
+    def forget(
+        project: Project = None,
+        session_id: Annotated[str | None, Field(description="Only this session (full id).")] = None,
+        after: Annotated[
+            str | None, Field(description="Only chunks from this ISO date/time on, e.g. 2026-01-31.")
+        ] = None,
+        before: Annotated[str | None, Field(description="Only chunks before this ISO date/time.")] = None,
+        query: Annotated[
+            str | None, Field(description="Only chunks similar to this text (see threshold).")
+        ] = None,
+        threshold: Annotated[
+            float, Field(gt=0, le=1, description="Similarity needed with a query, 0-1.")
+        ] = 0.6,
+        dry_run: Annotated[
+            bool, Field(description="true (default) only previews; false deletes for good.")
+        ] = True,
+    ) -> str:
+        """Delete memory by project, session, time range and/or query, e.g. when the user asks to forget something. Previews by default; deletes only with dry_run=false, and leaves tombstones so a re-ingest does not bring it back. Show the preview to the user before deleting."""
+        from causantic.forget import forget as run
+        from causantic.store import open_store
+
+        with _errors(), open_store(settings.db_path, readonly=dry_run) as store:
+            return run(store, project=project, session_id=session_id, after=after, before=before,
+                       query=query, threshold=threshold, dry_run=dry_run,
+                       model_dir=settings.model_dir).text
+
+    @tool("hook-status")
+    def hook_status() -> str:
+        """When each causantic hook (session start briefing, background ingest at compaction and session end) last ran and whether it failed. For diagnosing missing memory."""
+        from causantic.claude import status
+
+        with _errors():
+            return status.render_status(status.read_status(settings.home), settings.home)
+
+    return mcp
+
+
+@contextmanager
+def _errors() -> Iterator[None]:
+    """Turn failures into tool errors with one line the model can act on."""
+    try:
+        yield
+    except ToolError:
+        raise
+    except CausanticError as exc:
+        raise ToolError(str(exc)) from exc
+    except Exception as exc:  # the edge: one line, the server keeps running
+        from causantic.cli import _describe
+
+        raise ToolError(_describe(exc)) from exc
+
+
+@contextmanager
+def _store(settings: Settings) -> Iterator[Store]:
+    from causantic.store import open_store
+
+    with _errors(), open_store(settings.db_path, readonly=True) as store:
+        yield store
+
+
+def serve(settings: Settings) -> None:
+    """Run the server on stdin/stdout until the client closes the connection."""
+    build_server(settings).run("stdio")
