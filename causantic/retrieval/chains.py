@@ -1,0 +1,546 @@
+"""`recall` and `predict`: walk causal chains from search seeds into ordered narratives.
+
+How an answer is built:
+
+1. **Seeds**: the top `seeds` (default 5) chunks `search` finds for the query (hybrid; it
+   degrades to keywords with a notice when vectors are unavailable).
+2. **Explore**: from every seed, follow edges backward (recall: what led here) or forward
+   (predict: what came next): `next`, `brief`/`debrief` (sub-agents) and `continues`
+   (resumed or compacted sessions). Adjacency, chunk sizes and step scores are fetched in
+   batches and shared by all seeds, so a chunk reached from two seeds is loaded and scored
+   once.
+3. **Enumerate**: depth-first paths from each seed. A path never revisits a chunk (a
+   sub-agent's brief/debrief pair is a cycle) nor re-enters a sub-agent it has left (which
+   would tell the sub-agent's end before its start), holds at most `limit` chunks, and stops
+   growing once it fills the token budget; each seed yields at most `MAX_CANDIDATES`
+   complete paths from at most `MAX_EXPANSIONS` expanded chunks.
+4. **Score**: each step by its similarity to the query: the share of the query's terms the
+   chunk holds, weighted by BM25's idf, blended half and half with its cosine similarity
+   when the store holds vectors of the current model (numpy is imported only then), times `WEAK_STEP` for every weak edge (a gap of more than 30 minutes)
+   crossed since the seed. Scores lie in [0, 1]. Each path is
+   cut after its last step scoring at least `RELEVANT` (keeping at least two chunks), which
+   trims tails where the subject no longer appears. A chain scores the median of its steps
+   times n/(n+1): one strong chunk cannot carry a long irrelevant chain, and at an equal
+   median the longer episode wins. Ties go to the better-ranked seed, then the longer chain.
+5. **Render**: the budget is spent from the seed outward, so the match itself is never the
+   chunk that gets cut; the first chunk that does not fit whole is shortened at a block
+   boundary (with a marker) and nothing beyond it is taken, so the narrative has no gaps.
+   The text runs oldest first, each chunk under a session/time header; every seed the chain
+   passes through is marked.
+
+When no chain of at least two chunks exists, the answer is the search results after one
+line saying so (mode `fallback`).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import statistics
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field, replace
+
+import apsw
+
+from causantic.errors import UsageError
+from causantic.retrieval import render
+from causantic.retrieval.fts import fts_query, query_terms
+from causantic.retrieval.render import Hit
+from causantic.store.db import Store
+
+BACKWARD = "backward"
+FORWARD = "forward"
+DEFAULT_SEEDS = 5
+DEFAULT_LIMIT = 10  # most chunks in one chain (and most fallback results)
+MAX_CANDIDATES = 10  # complete paths per seed
+MAX_EXPANSIONS = 200  # chunks expanded per seed
+WEAK_STEP = 0.75  # score factor per weak edge (weight < 1) crossed since the seed
+RELEVANT = 0.2  # a step scoring at least this is still on the query's subject
+COS_FULL = 0.6  # MiniLM cosine at which a chunk counts as entirely on the query's subject
+_MIN_SHORTENED_CHARS = 210  # do not bother showing less than ~60 tokens of a chunk
+_BATCH = 500
+
+Scorer = Callable[[apsw.Connection, str, dict[str, int]], dict[str, float]]
+
+
+@dataclass(frozen=True)
+class ChainResult:
+    """A recall/predict answer; `as_dict` follows SearchResult's JSON contract."""
+
+    query: str
+    mode: str  # "chain" | "fallback"
+    direction: str  # "backward" (recall) | "forward" (predict)
+    results: list[Hit]  # narrative order (oldest first) for chains, rank order for fallbacks
+    text: str
+    tokens: int
+    duration_ms: float
+    notice: str | None = None
+    score: float = 0.0  # the chosen chain's score (0 for fallbacks)
+
+    def as_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {
+            "query": self.query,
+            "mode": self.mode,
+            "direction": self.direction,
+            "results": [h.as_dict() | {"seed": h.seed} for h in self.results],
+            "text": self.text,
+            "tokens": self.tokens,
+            "duration_ms": round(self.duration_ms, 2),
+        }
+        if self.notice:
+            out["notice"] = self.notice
+        return out
+
+
+@dataclass
+class _Node:
+    rowid: int
+    tokens: int
+    stream: str  # session id + agent id: one line of conversation
+    sub_agent: bool
+
+
+@dataclass
+class _Graph:
+    """The part of the edge graph reachable from the seeds, loaded in batches."""
+
+    conn: apsw.Connection
+    backward: bool
+    nodes: dict[str, _Node] = field(default_factory=dict)
+    adj: dict[str, list[tuple[str, float]]] = field(default_factory=dict)
+
+    def expand(self, ids: Sequence[str]) -> None:
+        """Load the neighbours (in walk direction) of chunks not expanded yet."""
+        todo = [i for i in dict.fromkeys(ids) if i not in self.adj]
+        near, far = ("dst", "src") if self.backward else ("src", "dst")
+        for i in range(0, len(todo), _BATCH):
+            batch = todo[i : i + _BATCH]
+            for cid in batch:
+                self.adj[cid] = []
+            marks = ",".join("?" * len(batch))
+            for a, b, weight in self.conn.execute(
+                f"SELECT {near}, {far}, max(weight) FROM edges WHERE {near} IN ({marks})"
+                f" GROUP BY {near}, {far}",
+                batch,
+            ):
+                self.adj[a].append((b, float(weight)))
+
+    def load(self, ids: Iterable[str]) -> None:
+        """Load rowid and size of chunks not loaded yet."""
+        todo = [i for i in dict.fromkeys(ids) if i not in self.nodes]
+        for i in range(0, len(todo), _BATCH):
+            batch = todo[i : i + _BATCH]
+            marks = ",".join("?" * len(batch))
+            for cid, rowid, tokens, session, agent in self.conn.execute(
+                f"SELECT id, rowid, tokens, session_id, agent_id FROM chunks WHERE id IN ({marks})",
+                batch,
+            ):
+                self.nodes[cid] = _Node(rowid, tokens, f"{session}\x1f{agent}", bool(agent))
+
+
+@dataclass(frozen=True)
+class _Candidate:
+    ids: tuple[str, ...]  # walk order: the seed first
+    steps: tuple[float, ...]
+    score: float
+    seed_rank: int
+
+
+def recall(
+    store: Store,
+    query: str,
+    *,
+    project: str | None = None,
+    limit: int = DEFAULT_LIMIT,
+    max_tokens: int = 4000,
+    max_chars: int | None = None,
+    seeds: int = DEFAULT_SEEDS,
+    search_mode: str = "hybrid",
+) -> ChainResult:
+    """How did we get here: the chain of chunks that led to what the query finds, oldest first.
+
+    Parameters
+    ----------
+    store : an open store (read-only is enough).
+    query : what to look for, e.g. "how did we fix the flaky PTY streaming".
+    project : only chunks of this project (seeds and chain alike: edges never leave a project
+        except `continues`, which links sessions of the same project).
+    limit : most chunks in the chain (and most search results in a fallback).
+    max_tokens : answer budget in approximate tokens, headers included.
+    max_chars : an optional hard cap on the answer's characters (for hooks).
+    seeds : how many top search results to walk from.
+    search_mode : the search mode used for seeds (hybrid degrades to keyword by itself).
+
+    Raises
+    ------
+    UsageError : `project` has no chunks at all (a typo, most likely).
+    """
+    return walk(store, query, BACKWARD, project=project, limit=limit, max_tokens=max_tokens,
+                max_chars=max_chars, seeds=seeds, search_mode=search_mode)
+
+
+def predict(
+    store: Store,
+    query: str,
+    *,
+    project: str | None = None,
+    limit: int = DEFAULT_LIMIT,
+    max_tokens: int = 4000,
+    max_chars: int | None = None,
+    seeds: int = DEFAULT_SEEDS,
+    search_mode: str = "hybrid",
+) -> ChainResult:
+    """What came next: the chain of chunks that followed what the query finds, oldest first.
+
+    Parameters are those of `recall`.
+    """
+    return walk(store, query, FORWARD, project=project, limit=limit, max_tokens=max_tokens,
+                max_chars=max_chars, seeds=seeds, search_mode=search_mode)
+
+
+def walk(
+    store: Store,
+    query: str,
+    direction: str,
+    *,
+    project: str | None = None,
+    limit: int = DEFAULT_LIMIT,
+    max_tokens: int = 4000,
+    max_chars: int | None = None,
+    seeds: int = DEFAULT_SEEDS,
+    search_mode: str = "hybrid",
+    scorer: Scorer | None = None,
+) -> ChainResult:
+    """Seeds from search, then the best chain in `direction` (see the module docstring).
+
+    `scorer(conn, query, {chunk_id: rowid}) -> {chunk_id: score in [0, 1]}` overrides how
+    steps are scored (default: `default_scorer`).
+    """
+    from causantic.retrieval.search import search
+
+    if direction not in (BACKWARD, FORWARD):
+        raise UsageError(f"direction must be {BACKWARD!r} or {FORWARD!r}")
+    started = time.perf_counter()
+    if project is not None and store.conn.execute(
+        "SELECT 1 FROM chunks WHERE project = ? LIMIT 1", (project,)
+    ).fetchone() is None:
+        raise UsageError(
+            f"unknown project {project!r}; `causantic list-projects` shows the projects in memory"
+        )
+    found = search(store, query, project=project, limit=max(seeds, limit),
+                   max_tokens=1_000_000, mode=search_mode)
+    notice = found.notice
+    if not found.results:
+        text = f'No relevant memory found for "{query}".'
+        if notice:
+            text = f"{notice}\n{text}"
+        return _result(query, "fallback", direction, [], text, started, notice)
+    seed_hits = found.results[:seeds]
+    budget = max_tokens if max_chars is None else min(max_tokens, max_chars * 2 // 7)
+    graph = _Graph(store.conn, backward=direction == BACKWARD)
+    _explore(graph, [h.chunk_id for h in seed_hits], depth=limit)
+    scores = (scorer or default_scorer(store))(
+        store.conn, query, {cid: n.rowid for cid, n in graph.nodes.items()}
+    )
+    best: dict[tuple[str, ...], _Candidate] = {}
+    for rank, hit in enumerate(seed_hits):
+        for cand in _candidates(graph, scores, hit.chunk_id, rank, limit, budget):
+            old = best.get(cand.ids)
+            if old is None or cand.score > old.score:
+                best[cand.ids] = cand
+    if not best:
+        linked = any(graph.adj.get(h.chunk_id) for h in seed_hits)
+        return _fallback(query, direction, found.results[:limit], max_tokens, max_chars,
+                         notice, started, too_small=linked)
+    chosen = max(best.values(), key=lambda c: (c.score, -c.seed_rank, len(c.ids)))
+    seed_ids = {h.chunk_id for h in seed_hits}
+    sources = {h.chunk_id: h.sources for h in seed_hits}
+    hits = []
+    for cid, step in zip(chosen.ids, chosen.steps):
+        hit = _load_hit(store.conn, cid)
+        if cid in seed_ids:
+            hits.append(replace(hit, score=step, sources=sources[cid], seed=True))
+        else:
+            hits.append(replace(hit, score=step, sources=("chain",)))
+    text, shown = _render_chain(query, direction, hits, max_tokens, max_chars, notice)
+    return _result(query, "chain", direction, shown, text, started, notice, chosen.score)
+
+
+def _explore(graph: _Graph, seeds: list[str], depth: int) -> None:
+    """Load every chunk within `depth - 1` edges of a seed (at most MAX_EXPANSIONS per seed)."""
+    graph.load(seeds)
+    # Each seed keeps its own visited set (a chunk near one seed may be at another's depth
+    # limit); adjacency and chunk rows are shared, so every level is one batch for all seeds.
+    reached = {s: {s} for s in seeds}
+    frontiers = {s: [s] for s in seeds}
+    expanded = dict.fromkeys(seeds, 0)
+    for _ in range(depth - 1):
+        todo = [n for f in frontiers.values() for n in f]
+        if not todo:
+            break
+        graph.expand(todo)
+        for seed, frontier in frontiers.items():
+            nxt: list[str] = []
+            for node in frontier:
+                if expanded[seed] >= MAX_EXPANSIONS:
+                    break
+                expanded[seed] += 1
+                for b, _ in graph.adj.get(node, ()):
+                    if b not in reached[seed]:
+                        reached[seed].add(b)
+                        nxt.append(b)
+            frontiers[seed] = nxt
+        graph.load(n for f in frontiers.values() for n in f)
+
+
+def _candidates(
+    graph: _Graph, scores: dict[str, float], seed: str, rank: int, limit: int, budget: int
+) -> list[_Candidate]:
+    """Every complete depth-first path from one seed, cut after its last relevant step."""
+    if seed not in graph.nodes:
+        return []
+    paths: list[tuple[tuple[str, ...], tuple[float, ...]]] = []
+    path, steps, on_path = [seed], [scores.get(seed, 0.0)], {seed}
+    left: set[str] = set()  # sub-agent streams the path has left: never re-entered
+    expansions = 0
+
+    def allowed(here: str, there: str) -> bool:
+        if there in on_path or there not in graph.nodes:
+            return False
+        a, b = graph.nodes[here], graph.nodes[there]
+        return a.stream == b.stream or not (b.sub_agent and b.stream in left)
+
+    def dfs(node: str, tokens: int, factor: float) -> None:
+        nonlocal expansions
+        expansions += 1
+        nbrs = [(b, w) for b, w in graph.adj.get(node, ()) if allowed(node, b)]
+        if not nbrs or len(path) >= limit or tokens >= budget or expansions > MAX_EXPANSIONS:
+            paths.append((tuple(path), tuple(steps)))
+            return
+        nbrs.sort(key=lambda bw: (-bw[1] * scores.get(bw[0], 0.0), -bw[1], bw[0]))
+        for b, weight in nbrs:
+            if len(paths) >= MAX_CANDIDATES:
+                return
+            f = factor * (WEAK_STEP if weight < 1.0 else 1.0)
+            here = graph.nodes[node]
+            leaving = here.sub_agent and here.stream != graph.nodes[b].stream and \
+                here.stream not in left
+            if leaving:
+                left.add(here.stream)
+            path.append(b)
+            steps.append(scores.get(b, 0.0) * f)
+            on_path.add(b)
+            dfs(b, tokens + graph.nodes[b].tokens, f)
+            path.pop()
+            steps.pop()
+            on_path.discard(b)
+            if leaving:
+                left.discard(here.stream)
+
+    dfs(seed, graph.nodes[seed].tokens, 1.0)
+    out = []
+    for ids, s in paths:
+        # The chain ends at its last relevant step: the chunks that led to (or followed) the
+        # match up to where the query's subject stops appearing. Always at least two chunks.
+        # It is judged on the whole path, so that every candidate is compared over about the
+        # same budget rather than a short, dense fragment beating a long, relevant episode.
+        if len(ids) >= 2:
+            last = max((i for i in range(1, len(s)) if s[i] >= RELEVANT), default=1)
+            out.append(_Candidate(ids[: last + 1], s[: last + 1], chain_score(s), rank))
+    return out
+
+
+def chain_score(steps: Sequence[float]) -> float:
+    """Median step score times n/(n+1): robust to one outlier, mildly favouring longer chains."""
+    n = len(steps)
+    return statistics.median(steps) * n / (n + 1) if n else 0.0
+
+
+# -- step scoring -------------------------------------------------------------------------
+
+
+def default_scorer(store: Store) -> Scorer:
+    """Keyword coverage, blended with vector similarity when the store holds current vectors."""
+    from causantic.retrieval.vector import vectors_state
+
+    return keyword_scores if vectors_state(store.conn) is not None else blended_scores
+
+
+def blended_scores(conn: apsw.Connection, query: str, rowids: dict[str, int]) -> dict[str, float]:
+    """Half keyword coverage, half cosine similarity (``COS_FULL`` or more counts as 1).
+
+    Chunks without a current vector, or any failure to embed the query, leave the keyword
+    coverage alone: the vector side never breaks a chain.
+    """
+    from causantic.retrieval.vector import VectorsUnavailable, query_vector, similarities
+
+    keyword = keyword_scores(conn, query, rowids)
+    try:
+        cosines = similarities(conn, list(rowids), query_vector(query))
+    except VectorsUnavailable:
+        return keyword
+    out = dict(keyword)
+    for cid, cos in cosines.items():
+        out[cid] = 0.5 * keyword.get(cid, 0.0) + 0.5 * min(1.0, max(0.0, cos) / COS_FULL)
+    return out
+
+
+def keyword_scores(conn: apsw.Connection, query: str, rowids: dict[str, int]) -> dict[str, float]:
+    """The share of the query's terms each chunk contains, weighted by how rare each term is.
+
+    A term's weight is ``log(1 + (N - n + 0.5) / (n + 0.5))`` for n of N chunks containing it
+    (BM25's idf, kept positive so that small stores still rank). Unlike raw BM25 this is
+    absolute (1.0 = every term present), so steps of different chains compare directly.
+    Chunks matching no term are absent (score 0).
+    """
+    match = fts_query(query)
+    if match is None or not rowids:
+        return {}
+    terms = query_terms(query)[:32]  # the phrases of `match`, in order
+    counts = _doc_counts(conn, terms)
+    conn.register_fts5_function("causantic_coverage", _coverage)
+    by_rowid = {r: cid for cid, r in rowids.items()}
+    ordered = list(by_rowid)
+    out: dict[str, float] = {}
+    for i in range(0, len(ordered), _BATCH):
+        batch = ordered[i : i + _BATCH]
+        marks = ",".join("?" * len(batch))
+        for rowid, score in conn.execute(
+            "SELECT rowid, causantic_coverage(chunks_fts, ?) FROM chunks_fts"
+            f" WHERE chunks_fts MATCH ? AND rowid IN ({marks})",
+            (json.dumps(counts), match, *batch),
+        ):
+            out[by_rowid[rowid]] = float(score)
+    return out
+
+
+def _doc_counts(conn: apsw.Connection, terms: list[str]) -> list[int]:
+    """How many chunks hold each phrase (its rarest word's count, from the FTS vocabulary)."""
+    tokenize = conn.fts5_tokenizer("porter", ["unicode61"])
+    stems = [
+        [t[0] for t in tokenize(term.encode(), apsw.FTS5_TOKENIZE_QUERY, None,
+                                include_offsets=False)]
+        for term in terms
+    ]
+    wanted = sorted({s for words in stems for s in words})
+    known: dict[str, int] = {}
+    for i in range(0, len(wanted), _BATCH):
+        batch = wanted[i : i + _BATCH]
+        marks = ",".join("?" * len(batch))
+        known.update(conn.execute(
+            f"SELECT term, doc FROM chunks_fts_vocab WHERE term IN ({marks})", batch
+        ).fetchall())
+    return [min((known.get(w, 0) for w in words), default=0) for words in stems]
+
+
+def _coverage(api: apsw.FTS5ExtensionApi, counts_json: str) -> float:
+    weights = api.aux_data
+    if weights is None:
+        n = api.row_count
+        weights = [math.log(1 + (n - c + 0.5) / (c + 0.5)) for c in json.loads(counts_json)]
+        api.aux_data = weights
+    total = sum(weights)
+    if total <= 0:
+        return 0.0
+    present = sum(w for i, w in enumerate(weights) if api.phrase_columns(i))
+    return present / total
+
+
+# -- rendering ----------------------------------------------------------------------------
+
+
+def _load_hit(conn: apsw.Connection, chunk_id: str) -> Hit:
+    row = conn.execute(
+        "SELECT id, session_id, project, agent_id, start_time, end_time, text, kind"
+        " FROM chunks WHERE id = ?",
+        (chunk_id,),
+    ).fetchone()
+    return Hit(row[0], row[1], row[2], row[3], row[4], row[5], 0.0, (), row[6], row[7])
+
+
+def _title(query: str, direction: str, hits: Sequence[Hit]) -> str:
+    sessions = len({h.session_id for h in hits})
+    what = "what led to it" if direction == BACKWARD else "what came next"
+    plural = "s" if sessions != 1 else ""
+    return (
+        f'Chain for "{query}" ({what}): {len(hits)} chunks from {sessions} session{plural}, '
+        "oldest first."
+    )
+
+
+def _render_chain(
+    query: str,
+    direction: str,
+    walk_order: list[Hit],
+    max_tokens: int,
+    max_chars: int | None,
+    notice: str | None,
+) -> tuple[str, list[Hit]]:
+    """Spend the budget from the seed outward; return the text and the shown hits, oldest first."""
+    limit = max_tokens * 7 // 2 if max_chars is None else min(max_tokens * 7 // 2, max_chars)
+    lead = (f"{notice}\n" if notice else "") + _title(query, direction, walk_order) + "\n\n"
+    room = limit - len(lead) - 12  # the title's counts may grow by a few digits
+    n = len(walk_order)
+    bodies: list[str] = []
+    used = 0
+    for hit in walk_order:
+        head = render.header(hit, n)  # the widest index this chain can have
+        sep = len(render.SEPARATOR) if bodies else 0
+        whole = len(head) + 1 + len(hit.text)
+        if used + sep + whole <= room:
+            bodies.append(hit.text)
+            used += sep + whole
+            continue
+        left = room - used - sep - len(head) - 1
+        if left >= _MIN_SHORTENED_CHARS:
+            bodies.append(render.shorten(hit.text, left))
+        break
+    shown = walk_order[: len(bodies)]
+    if direction == BACKWARD:
+        shown, bodies = shown[::-1], bodies[::-1]
+    items = [f"{render.header(h, i + 1)}\n{b}" for i, (h, b) in enumerate(zip(shown, bodies))]
+    head = (f"{notice}\n" if notice else "") + _title(query, direction, shown)
+    return f"{head}\n\n{render.join(items)}", shown
+
+
+def _fallback(
+    query: str,
+    direction: str,
+    hits: list[Hit],
+    max_tokens: int,
+    max_chars: int | None,
+    notice: str | None,
+    started: float,
+    too_small: bool = False,
+) -> ChainResult:
+    what = "before" if direction == BACKWARD else "after"
+    if too_small:
+        line = ("No chain fits the budget (the matches alone fill it); "
+                "showing search results instead.")
+    else:
+        line = (f'No chain found: nothing is linked {what} the matches for "{query}"; '
+                "showing search results instead.")
+    lead = (f"{notice}\n" if notice else "") + line
+    limit = max_tokens * 7 // 2 if max_chars is None else min(max_tokens * 7 // 2, max_chars)
+    items, used = render.fit(
+        [(render.header(h, i + 1), h.text) for i, h in enumerate(hits)],
+        max_tokens,
+        max_chars=max(0, limit - len(lead) - 2),
+    )
+    text = f"{lead}\n\n{render.join(items)}" if items else lead
+    return _result(query, "fallback", direction, hits[:used], text, started, notice)
+
+
+def _result(
+    query: str,
+    mode: str,
+    direction: str,
+    hits: list[Hit],
+    text: str,
+    started: float,
+    notice: str | None,
+    score: float = 0.0,
+) -> ChainResult:
+    return ChainResult(query, mode, direction, hits, text, render.tokens_of(text),
+                       (time.perf_counter() - started) * 1000, notice, score)

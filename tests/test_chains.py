@@ -1,0 +1,259 @@
+"""recall/predict walk real causal chains into ordered narratives, within budget, or say why not."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import apsw
+import pytest
+
+from causantic import cli
+from causantic.chunking import approx_tokens
+from causantic.errors import UsageError
+from causantic.retrieval import chains
+from causantic.retrieval.chains import predict, recall, walk
+from causantic.retrieval.render import SHORTENED
+from causantic.store import open_store
+
+from .conftest import REPO, SAMPLES
+
+EPISODIC = json.loads((REPO / "bench" / "queries" / "episodic.json").read_text())["queries"]
+
+
+@pytest.fixture(scope="module")
+def samples_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The bundled acme-api samples ingested once (read-only use)."""
+    from causantic.config import load_settings
+    from causantic.pipeline import run_ingest
+
+    folder = tmp_path_factory.mktemp("samples-db")
+    settings = load_settings(db=folder / "memory.db", env={"HOME": str(folder)})
+    run_ingest(settings, [SAMPLES])
+    return folder / "memory.db"
+
+
+def _index(results, marker: str) -> int | None:
+    return next((i for i, h in enumerate(results) if marker in h.text), None)
+
+
+def _edge_kinds(db: Path, results) -> list[str]:
+    """The kind of the stored edge between each consecutive pair (narrative order)."""
+    conn = apsw.Connection(str(db), flags=apsw.SQLITE_OPEN_READONLY)
+    try:
+        kinds = []
+        for a, b in zip(results, results[1:]):
+            row = conn.execute(
+                "SELECT kind FROM edges WHERE src = ? AND dst = ?", (a.chunk_id, b.chunk_id)
+            ).fetchone()
+            kinds.append(row[0] if row else None)
+        return kinds
+    finally:
+        conn.close()
+
+
+@pytest.mark.parametrize("case", EPISODIC, ids=[c["id"] for c in EPISODIC])
+def test_chain_holds_the_fix_and_what_led_to_it_in_order(shared_db: Path, case: dict):
+    """The benchmark's episodic queries: the fix, and a chunk before it, oldest first."""
+    with open_store(shared_db, readonly=True) as store:
+        result = walk(store, case["query"], case["direction"])
+    assert result.mode == "chain", result.text[:300]
+    fix = _index(result.results, case["fix_text"])
+    assert fix is not None, [h.text[:60] for h in result.results]
+    before = [_index(result.results, t) for t in case["before_text"]]
+    assert any(i is not None and i < fix for i in before), (fix, before)
+    assert result.results[fix].session_id.startswith(case["session"])
+    assert result.text.index(case["fix_text"]) > result.text.index(
+        next(t for t, i in zip(case["before_text"], before) if i is not None and i < fix))
+
+
+def test_recall_of_a_fix_returns_the_fix_after_the_question_that_led_to_it(shared_db: Path):
+    """How did we fix the shell delay: the user's hunch about PostHog, then the diagnosis."""
+    with open_store(shared_db, readonly=True) as store:
+        result = recall(store, "how did we fix the shell prompt delay caused by posthog telemetry")
+    hunch = _index(result.results, "Could it be a timeout failing to reach Posthog")
+    fix = _index(result.results, "Found it! The default `ShutdownTimeout` is 0")
+    assert result.mode == "chain" and result.direction == "backward"
+    assert hunch is not None and fix is not None and hunch < fix
+    assert result.results[-1].seed  # recall ends at what the query found
+    assert all(k is not None for k in _edge_kinds(shared_db, result.results))
+
+
+def test_predict_from_a_problem_returns_what_followed(shared_db: Path):
+    """From "could it be a PostHog timeout?" forward: the diagnosis comes next."""
+    with open_store(shared_db, readonly=True) as store:
+        result = predict(store, "Could it be a timeout failing to reach Posthog")
+    problem = _index(result.results, "Could it be a timeout failing to reach Posthog")
+    fix = _index(result.results, "Found it! The default `ShutdownTimeout` is 0")
+    assert result.mode == "chain" and result.direction == "forward"
+    assert problem == 0 and fix is not None and fix > problem
+    assert result.results[0].seed
+    assert all(k is not None for k in _edge_kinds(shared_db, result.results))
+
+
+@pytest.mark.parametrize("direction", ["backward", "forward"])
+@pytest.mark.parametrize("query", ["fish shell completion", "daytona pty log streaming",
+                                   "attribution of agents via git notes", "mix phx.server"])
+def test_every_chain_follows_stored_edges_without_repeats(
+    shared_db: Path, query: str, direction: str
+):
+    """Narrative order is edge order: each chunk links to the next; none appears twice."""
+    with open_store(shared_db, readonly=True) as store:
+        result = walk(store, query, direction)
+    if result.mode == "fallback":
+        pytest.skip("no chain for this query")
+    ids = [h.chunk_id for h in result.results]
+    assert len(ids) == len(set(ids)) >= 2
+    assert None not in _edge_kinds(shared_db, result.results)
+    for h in result.results:
+        assert h.seed == (h.sources != ("chain",))
+        assert 0.0 <= h.score <= 1.0
+    assert any(h.seed for h in result.results)
+
+
+def test_chain_crosses_into_a_sub_agent_and_back(shared_db: Path):
+    """fish completions: a sub-agent's findings, then the parent turn that used them."""
+    with open_store(shared_db, readonly=True) as store:
+        result = predict(store, "fish shell completion")
+    kinds = _edge_kinds(shared_db, result.results)
+    assert "debrief" in kinds, kinds
+    agents = [h.agent_id for h in result.results]
+    assert agents[0] and not agents[-1]
+    # A sub-agent's stream is never re-entered after the chain left it.
+    left = {a for a, b in zip(agents, agents[1:]) if a and a != b}
+    assert not left & set(agents[agents.index("") :])
+
+
+def test_samples_recall_crosses_a_sub_agent_and_a_continued_session(samples_db: Path):
+    """Idempotency-Key (session 2) goes back through the compaction summary into session 1
+    and its sub-agent's audit."""
+    with open_store(samples_db, readonly=True) as store:
+        result = recall(store, "Idempotency-Key header CreateInvoice")
+    kinds = _edge_kinds(samples_db, result.results)
+    assert result.mode == "chain"
+    assert "continues" in kinds and ("brief" in kinds or "debrief" in kinds), kinds
+    sessions = [h.session_id[:8] for h in result.results]
+    assert sessions[0] == "11111111" and sessions[-1] == "22222222"
+    assert "Idempotency-Key" in result.results[-1].text and result.results[-1].seed
+    assert any(h.agent_id == "a1b2c3d" for h in result.results)
+    assert "◆ matched" in result.text
+    starts = [result.text.index(h.text[:40]) for h in result.results]
+    assert starts == sorted(starts)
+
+
+def test_samples_predict_from_the_flaky_test_reaches_the_next_session(samples_db: Path):
+    with open_store(samples_db, readonly=True) as store:
+        result = predict(store, "flaky TestRetryBackoff jitter")
+    assert result.mode == "chain"
+    assert "TestRetryBackoff" in result.results[0].text
+    assert result.results[-1].session_id.startswith("22222222")
+
+
+def test_chunk_with_no_edges_falls_back_to_search_in_one_line(samples_db: Path):
+    """The telemetry fix is followed by a topic shift (the link is cut): nothing came next."""
+    with open_store(samples_db, readonly=True) as store:
+        result = predict(store, "telemetry exporter shutdown flush", project="acme-api")
+    assert result.mode == "fallback"
+    lines = result.text.splitlines()
+    said = [line for line in lines if line.startswith("No chain found")]
+    assert len(said) == 1
+    assert "telemetry exporter" in result.text and result.results
+    assert result.results[0].session_id.startswith("33333333")
+    for word in ("seed", "candidate", "chainsAttempted", "diagnostic"):
+        assert word not in said[0]
+
+
+def test_nothing_found_is_one_clear_line(samples_db: Path):
+    with open_store(samples_db, readonly=True) as store:
+        result = recall(store, "kubernetes helm chart zzqx", project="acme-api")
+    assert result.mode == "fallback" and result.results == []
+    assert result.text.splitlines()[-1] == 'No relevant memory found for "kubernetes helm chart zzqx".'
+
+
+def test_unknown_project_is_a_usage_error(samples_db: Path):
+    with open_store(samples_db, readonly=True) as store, pytest.raises(UsageError, match="nope"):
+        recall(store, "retry", project="nope")
+
+
+@pytest.mark.parametrize("max_tokens", [150, 400, 1200])
+def test_chain_fits_the_token_budget_and_cuts_only_at_boundaries(shared_db: Path, max_tokens: int):
+    """Small budgets keep the seed, shorten at a block/line boundary with a marker, no gaps."""
+    with open_store(shared_db, readonly=True) as store:
+        full = recall(store, "how did we fix the shell prompt delay caused by posthog telemetry")
+        small = recall(store, "how did we fix the shell prompt delay caused by posthog telemetry",
+                       max_tokens=max_tokens)
+    assert approx_tokens(small.text) <= max_tokens
+    assert small.mode == ("fallback" if max_tokens == 150 else "chain")
+    assert small.tokens == approx_tokens(small.text)
+    if small.mode == "chain":
+        assert small.results[-1].seed  # the match is never what gets cut away
+        assert None not in _edge_kinds(shared_db, small.results)  # no gaps
+    lines = set()
+    for h in full.results + small.results:
+        lines.update(h.text.splitlines())
+    for line in small.text.splitlines():
+        assert (line in lines or line == SHORTENED
+                or line.startswith(("[", "Chain for", "---", "No chain fits the budget"))
+                or not line.strip() or "Keyword results only" in line), line
+
+
+def test_hard_character_cap(shared_db: Path):
+    with open_store(shared_db, readonly=True) as store:
+        for cap in (300, 1500, 5000):
+            result = predict(store, "posthog ShutdownTimeout", max_chars=cap)
+            assert len(result.text) <= cap
+
+
+def test_step_scores_penalise_weak_edges_and_skip_cycles_on_a_hand_built_graph():
+    """A -> B (weak) -> C, and a sub-agent brief/debrief loop that must not be re-entered."""
+    graph = chains._Graph(conn=None, backward=False)  # type: ignore[arg-type]
+    for cid, stream, sub in (("A", "s\x1f", False), ("B", "s\x1f", False), ("C", "s\x1f", False),
+                             ("X", "s\x1fagent", True), ("Y", "s\x1fagent", True)):
+        graph.nodes[cid] = chains._Node(0, 100, stream, sub)
+    graph.adj = {"A": [("B", 0.5), ("X", 1.0)], "B": [("C", 1.0)], "C": [],
+                 "X": [("Y", 1.0)], "Y": [("A", 1.0), ("B", 1.0)]}
+    scores = dict.fromkeys("ABCXY", 1.0)
+    cands = chains._candidates(graph, scores, "A", 0, limit=10, budget=4000)
+    paths = {c.ids: c.steps for c in cands}
+    assert ("A", "B", "C") in paths
+    assert paths[("A", "B", "C")] == (1.0, 0.75, 0.75)  # weak edge: this step and what follows
+    assert ("A", "X", "Y", "B", "C") in paths  # sub-agent, then back to the parent stream
+    assert all(len(set(p)) == len(p) for p in paths)  # Y -> A would be a cycle
+
+
+def test_chain_score_is_a_median_that_mildly_prefers_longer_chains():
+    assert chains.chain_score([1.0, 0.0]) == pytest.approx(0.5 * 2 / 3)
+    assert chains.chain_score([0.9, 0.1, 0.8, 0.7]) == pytest.approx(0.75 * 4 / 5)
+    assert chains.chain_score([1.0, 1.0, 1.0]) > chains.chain_score([1.0, 1.0])
+
+
+def test_keyword_scores_are_term_coverage_in_unit_range(samples_db: Path):
+    with open_store(samples_db, readonly=True) as store:
+        rows = dict(store.conn.execute("SELECT id, rowid FROM chunks").fetchall())
+        scores = chains.keyword_scores(store.conn, "TestRetryBackoff jitter kubernetes", rows)
+    assert scores and all(0 < s < 1 for s in scores.values())  # nothing holds "kubernetes"
+    best = max(scores, key=scores.get)
+    with open_store(samples_db, readonly=True) as store:
+        text = store.conn.execute("SELECT text FROM chunks WHERE id = ?", (best,)).fetchone()[0]
+    assert "jitter" in text and "TestRetryBackoff" in text
+
+
+def test_cli_recall_and_predict_json_contract(samples_db: Path, capsys: pytest.CaptureFixture):
+    for command in ("recall", "predict"):
+        code = cli.main(["--db", str(samples_db), command, "flaky TestRetryBackoff", "--json",
+                         "--max-tokens", "1500"])
+        assert code == 0
+        doc = json.loads(capsys.readouterr().out)
+        assert {"query", "mode", "results", "text", "tokens", "duration_ms"} <= doc.keys()
+        assert doc["mode"] in ("chain", "fallback")
+        for r in doc["results"]:
+            assert {"chunk_id", "session_id", "project", "start_time", "end_time", "score",
+                    "sources", "text"} <= r.keys()
+        times = [r["start_time"] for r in doc["results"]]
+        assert doc["mode"] != "chain" or times[0] <= times[-1]
+
+
+def test_cli_unknown_project_is_one_line_exit_2(samples_db: Path, capsys: pytest.CaptureFixture):
+    code = cli.main(["--db", str(samples_db), "recall", "retry", "--project", "nope"])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and "unknown project 'nope'" in err
