@@ -164,7 +164,7 @@ def _by_query(
 
         method = "keyword"
         coverage = term_coverage(conn, query, [m.rowid for m in candidates])
-        scores = {r: c for r, (c, _) in coverage.items()}
+        scores = {r: c for r, (c, _, _) in coverage.items()}
     kept = [
         Match(m.rowid, m.chunk_id, m.session_id, m.project, m.start_time, m.text, scores[m.rowid])
         for m in candidates

@@ -109,6 +109,36 @@ def build_server(settings: Settings) -> MCPServer:
             return run(store, context, project=project, limit=limit,
                        max_tokens=budget(max_tokens)).text
 
+    @tool("reconstruct")
+    def reconstruct(
+        project: Annotated[str, Field(min_length=1, description="Project name (see list-projects).")],
+        mode: Annotated[
+            Literal["timeline", "briefing"],
+            Field(description="timeline = chunks in time order; briefing = state + last steps."),
+        ] = "timeline",
+        session_id: Annotated[
+            str | None, Field(description="This session: full id or its first 8+ characters.")
+        ] = None,
+        previous_session: Annotated[
+            bool, Field(description="The session before the newest (or before current_session_id).")
+        ] = False,
+        current_session_id: Annotated[
+            str | None, Field(description="The session you are in, to leave it out.")
+        ] = None,
+        days_back: Annotated[int | None, Field(ge=1, le=3650, description="Only the last N days.")] = None,
+        start: Annotated[str | None, Field(description="From this ISO date/time.")] = None,
+        end: Annotated[str | None, Field(description="Up to this ISO date/time (a date: that whole day).")] = None,
+        max_tokens: MaxTokens = None,
+    ) -> str:
+        """What happened recently or in session S, in time order: the tool for "what did we do last time / yesterday / in that session". mode=briefing gives the last session's state (branch, last request, open todos, errors, files) and its final steps, for resuming work."""
+        from causantic.retrieval.reconstruct import reconstruct as run
+
+        with _store(settings) as store:
+            return run(store.conn, project, mode=mode, session=session_id,
+                       previous_session=previous_session, current_session=current_session_id,
+                       days_back=days_back, start=start, end=end,
+                       max_tokens=budget(max_tokens)).text
+
     @tool("list-projects")
     def list_projects() -> str:
         """The projects in memory with session and chunk counts and time spans; use the names as `project` in other tools."""

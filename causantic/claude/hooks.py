@@ -160,14 +160,21 @@ def session_start(payload: dict[str, Any], settings: Settings) -> HookResult:
     return result
 
 
+MORE = "\n\n(More from memory: the causantic MCP tools search, recall, predict, reconstruct.)"
+
+
 def _briefing(settings: Settings, project: str, session_id: str, max_chars: int) -> str:
+    """The briefing text, or '' when memory holds nothing of this project."""
     from causantic.retrieval.reconstruct import briefing
     from causantic.store import open_store
 
     with open_store(settings.db_path, readonly=True) as store:
-        return briefing(
-            store.conn, project, max_chars=max_chars, exclude_session=session_id or None
-        ).strip()
+        conn = store.conn
+        if conn.execute("SELECT 1 FROM chunks WHERE project = ? LIMIT 1", (project,)).fetchone() is None:
+            return ""
+        text = briefing(conn, project, max_chars=max_chars - len(MORE),
+                        exclude_session=session_id or None).strip()
+    return text + MORE if text else ""
 
 
 def clip(text: str, max_chars: int) -> str:

@@ -7,8 +7,11 @@ information (the sum of the inverse document frequencies of its search terms) th
 contains. Rare terms (an error code, a file name) weigh much more than common ones, and a
 term found nowhere in memory still counts in the denominator, so a prompt about something
 new does not recall anything. A chunk qualifies when its coverage is at least
-`min_coverage` (default 0.5) and it contains at least two of the terms (one when the prompt
-has only one). Presence is decided by FTS5 itself, so stemming matches the index.
+`min_coverage` (default 0.5), it contains at least two of the terms (one when the prompt has
+only one), and the terms it contains carry at least `MIN_INFORMATION` nats of IDF (about two
+rare terms or three uncommon ones), so a short prompt of everyday words ("fix the flaky
+test") does not qualify by covering itself. Presence is decided by FTS5 itself, so stemming
+matches the index.
 
 Chunks of the current session are skipped: Claude already has them in its context.
 """
@@ -26,6 +29,7 @@ MAX_TERMS = 24
 DF_CAP = 2000  # document frequency is counted up to here: beyond it a term is common anyway
 CANDIDATES = 20
 MAX_SHOWN = 3
+MIN_INFORMATION = 8.0
 
 
 @dataclass(frozen=True)
@@ -53,11 +57,12 @@ def prompt_recall(
     hits = keyword_search(conn, prompt, project=project, limit=CANDIDATES * 2)
     coverage = term_coverage(conn, prompt, [h.rowid for h in hits])
     need = 1 if len(query_terms(prompt)[:MAX_TERMS]) == 1 else 2
-    best = max((c for c, _ in coverage.values()), default=0.0)
+    best = max((c for c, _, _ in coverage.values()), default=0.0)
     scored = [
-        (h.chunk_id, coverage[h.rowid][0], ("keyword",))
+        (h.chunk_id, share, ("keyword",))
         for h in hits
-        if coverage[h.rowid][0] >= min_coverage and coverage[h.rowid][1] >= need
+        for share, found, information in [coverage[h.rowid]]
+        if share >= min_coverage and found >= need and information >= MIN_INFORMATION
     ]
     loaded = [h for h in load_hits(conn, scored) if h.session_id != exclude_session]
     loaded.sort(key=lambda h: -h.score)
@@ -78,14 +83,15 @@ def prompt_recall(
 
 def term_coverage(
     conn: apsw.Connection, query: str, rowids: list[int]
-) -> dict[int, tuple[float, int]]:
-    """chunk rowid -> (IDF-weighted share of the query's terms it contains, how many it contains).
+) -> dict[int, tuple[float, int, float]]:
+    """chunk rowid -> (IDF-weighted share of the query's terms it contains, how many terms it
+    contains, their summed IDF in nats).
 
     See the module docstring; a query without searchable terms covers nothing.
     """
     terms = query_terms(query)[:MAX_TERMS]
     if not terms or not rowids:
-        return {r: (0.0, 0) for r in rowids}
+        return {r: (0.0, 0, 0.0) for r in rowids}
     total = max(1, int(conn.execute("SELECT count(*) FROM chunks").fetchone()[0]))
     weights = {t: _idf(_doc_freq(conn, t), total) for t in terms}
     denominator = sum(weights.values()) or 1.0
@@ -94,7 +100,11 @@ def term_coverage(
         for i in range(0, len(rowids), 500):
             for r in _present(conn, t, rowids[i : i + 500]):
                 found[r].append(t)
-    return {r: (sum(weights[t] for t in ts) / denominator, len(ts)) for r, ts in found.items()}
+    out = {}
+    for r, ts in found.items():
+        information = sum(weights[t] for t in ts)
+        out[r] = (information / denominator, len(ts), information)
+    return out
 
 
 def _doc_freq(conn: apsw.Connection, term: str) -> int:

@@ -1,0 +1,299 @@
+"""Hooks driven as Claude Code drives them: a fresh process, JSON on stdin, stdout checked.
+
+Contract: ../shared/reference/claude-code-integration.md (exit 0 always; SessionStart and
+UserPromptSubmit print `hookSpecificOutput` JSON with `additionalContext` under 10,000
+characters; our injected text carries the `<causantic-memory>` marker).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from causantic.claude.fsutil import file_lock
+from causantic.markers import MEMORY_CLOSE, MEMORY_OPEN
+from causantic.store import open_store
+
+from .conftest import PYTHON, SAMPLES
+
+SPOTTER_CWD = "/home/marco/projects/spotter"
+SPOTTER_NEWEST = "4d5611e5-241a-462a-8d15-5122611a9569"
+SESSION_1 = "11111111-aaaa-4bbb-8ccc-000000000001"  # samples: has a sub-agent file
+WAIT_S = 120.0
+
+
+def hook(event: str, stdin: bytes | str, *db_args: str) -> subprocess.CompletedProcess[bytes]:
+    data = stdin.encode() if isinstance(stdin, str) else stdin
+    return subprocess.run([PYTHON, "-m", "causantic", *db_args, "hook", event], input=data,
+                          capture_output=True, timeout=60)
+
+
+def context_of(proc: subprocess.CompletedProcess[bytes], event: str) -> str:
+    """Validate stdout against the hook output contract; return additionalContext."""
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)
+    assert set(out) == {"hookSpecificOutput"}
+    specific = out["hookSpecificOutput"]
+    assert specific["hookEventName"] == event
+    context = specific["additionalContext"]
+    assert context.startswith(MEMORY_OPEN) and context.rstrip().endswith(MEMORY_CLOSE)
+    assert len(context) <= 9500
+    return context
+
+
+def status_of(home: Path) -> dict:
+    path = home / ".causantic" / "hook-status.json"
+    return json.loads(path.read_text()) if path.exists() else {}
+
+
+def write_config(home: Path, text: str) -> None:
+    folder = home / ".causantic"
+    folder.mkdir(mode=0o700, exist_ok=True)
+    (folder / "config.toml").write_text(text)
+
+
+# -- session-start -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("source", ["startup", "resume", "compact", "clear"])
+def test_session_start_prints_a_marked_briefing_under_the_cap(shared_db: Path, source: str,
+                                                              private_home: Path):
+    payload = {"session_id": "00000000-0000-4000-8000-000000000000", "cwd": SPOTTER_CWD,
+               "hook_event_name": "SessionStart", "source": source,
+               "transcript_path": "/nowhere.jsonl", "model": "claude-opus"}
+    context = context_of(hook("session-start", json.dumps(payload), "--db", str(shared_db)),
+                         "SessionStart")
+    assert len(context) <= 6000  # the default cap, marker included
+    assert "spotter" in context and SPOTTER_NEWEST[:8] in context
+    entry = status_of(private_home)["session-start"]
+    assert entry["success"] and entry["project"] == "spotter"
+    assert entry["details"]["source"] == source and entry["details"]["chars"] == len(context)
+
+
+def test_session_start_skips_the_session_that_is_starting(shared_db: Path):
+    """On resume/compact the starting session is the newest one: brief on the one before."""
+    payload = {"session_id": SPOTTER_NEWEST, "cwd": SPOTTER_CWD, "source": "resume"}
+    context = context_of(hook("session-start", json.dumps(payload), "--db", str(shared_db)),
+                         "SessionStart")
+    title = context.splitlines()[1]
+    assert "spotter" in title and SPOTTER_NEWEST[:8] not in title, title
+
+
+def test_session_start_respects_a_smaller_cap_and_the_text_format(shared_db: Path,
+                                                                  private_home: Path):
+    write_config(private_home, '[hooks]\nsession_start_chars = 1200\nsession_start_output = "text"\n')
+    proc = hook("session-start", json.dumps({"cwd": SPOTTER_CWD}), "--db", str(shared_db))
+    assert proc.returncode == 0
+    text = proc.stdout.decode().rstrip("\n")
+    assert text.startswith(MEMORY_OPEN) and text.endswith(MEMORY_CLOSE)
+    assert len(text) <= 1200
+
+
+def test_session_start_prints_nothing_without_memory_of_the_project(shared_db: Path,
+                                                                    tmp_path: Path):
+    """A new project (or no database yet) must not inject anything."""
+    unknown = hook("session-start", json.dumps({"cwd": str(tmp_path / "brand-new")}),
+                   "--db", str(shared_db))
+    assert unknown.returncode == 0 and unknown.stdout == b""
+    missing = hook("session-start", json.dumps({"cwd": SPOTTER_CWD}),
+                   "--db", str(tmp_path / "none.db"))
+    assert missing.returncode == 0 and missing.stdout == b""
+
+
+def test_session_start_imports_no_mcp_numpy_or_onnxruntime(shared_db: Path):
+    """The hook fast path pays for SQL only (DESIGN.md 2.7)."""
+    code = (
+        "import sys\n"
+        "from causantic.cli import main\n"
+        f"rc = main(['--db', {str(shared_db)!r}, 'hook', 'session-start'])\n"
+        "sys.stdout.flush()\n"
+        "heavy = [m for m in ('mcp', 'numpy', 'onnxruntime', 'pydantic', 'tokenizers', 'sqlite_vec')"
+        " if m in sys.modules]\n"
+        "print('HEAVY=' + ','.join(heavy), file=sys.stderr)\n"
+        "sys.exit(rc)\n"
+    )
+    proc = subprocess.run([PYTHON, "-c", code], input=json.dumps({"cwd": SPOTTER_CWD}).encode(),
+                          capture_output=True, timeout=60)
+    context_of(proc, "SessionStart")
+    assert proc.stderr.decode().strip().splitlines()[-1] == "HEAVY="
+
+
+def test_a_broken_database_never_breaks_claude_code(tmp_path: Path, private_home: Path):
+    """Garbage instead of a database: exit 0, print nothing, record the failure."""
+    bad = tmp_path / "memory.db"
+    bad.write_bytes(b"this is not a sqlite database" * 100)
+    proc = hook("session-start", json.dumps({"cwd": SPOTTER_CWD, "session_id": "s1"}),
+                "--db", str(bad))
+    assert proc.returncode == 0 and proc.stdout == b""
+    entry = status_of(private_home)["session-start"]
+    assert entry["success"] is False and "damaged" in entry["error"]
+    assert entry["session_id"] == "s1"
+    log = (private_home / ".causantic" / "logs" / "hooks.log").read_text()
+    assert "hook session-start failed" in log
+    shown = subprocess.run([PYTHON, "-m", "causantic", "hook-status"], capture_output=True,
+                           text=True, timeout=60)
+    assert "session-start" in shown.stdout and "FAILED" in shown.stdout
+
+
+STDIN_VARIANTS = {
+    "empty": b"",
+    "truncated": b'{"session_id": "x", "cwd": ',
+    "array": b'[{"cwd": "/x"}]',
+    "string": b'"session-start"',
+    "null": b"null",
+    "binary": bytes(range(256)) * 4,
+    "huge": b'{"prompt": "' + b"a" * (9 << 20) + b'"}',
+}
+
+
+@pytest.mark.parametrize("event", ["session-start", "user-prompt-submit", "pre-compact",
+                                   "session-end"])
+@pytest.mark.parametrize("variant", sorted(STDIN_VARIANTS))
+def test_bad_stdin_is_harmless(event: str, variant: str, shared_db: Path):
+    """Whatever arrives on stdin: exit 0, nothing or valid JSON on stdout, nothing on stderr."""
+    proc = hook(event, STDIN_VARIANTS[variant], "--db", str(shared_db))
+    assert proc.returncode == 0
+    assert proc.stderr == b""
+    if proc.stdout.strip():
+        json.loads(proc.stdout)
+
+
+# -- pre-compact / session-end -------------------------------------------------------------
+
+
+@pytest.fixture
+def transcripts(private_home: Path) -> Path:
+    """The sample project copied where Claude Code keeps transcripts."""
+    target = private_home / ".claude" / "projects" / "-home-dev-acme-api"
+    shutil.copytree(SAMPLES / "-home-dev-acme-api", target)
+    return target
+
+
+def wait_for(predicate, what: str, timeout: float = WAIT_S):  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.1)
+    raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what}")
+
+
+@pytest.mark.parametrize(("event", "extra"), [
+    ("pre-compact", {"hook_event_name": "PreCompact", "trigger": "manual",
+                     "custom_instructions": "keep the retry details"}),
+    ("pre-compact", {"hook_event_name": "PreCompact", "trigger": "auto",
+                     "custom_instructions": None}),
+    ("session-end", {"hook_event_name": "SessionEnd", "reason": "prompt_input_exit"}),
+])
+def test_background_ingest_returns_at_once_and_ingests(event: str, extra: dict,
+                                                       transcripts: Path, private_home: Path):
+    """The hook prints nothing and exits; a detached worker ingests the session, its
+    sub-agent file included, and records what it did for hook-status."""
+    path = transcripts / f"{SESSION_1}.jsonl"
+    payload = {"session_id": SESSION_1, "transcript_path": str(path), "cwd": "/home/dev/acme-api",
+               "permission_mode": "default", **extra}
+    proc = hook(event, json.dumps(payload))
+    assert proc.returncode == 0 and proc.stdout == b"" and proc.stderr == b""
+    entry = wait_for(lambda: status_of(private_home).get(event), f"the {event} worker")
+    assert entry["success"], entry
+    assert entry["project"] == "acme-api" and entry["details"]["chunks"] > 0
+    db = private_home / ".causantic" / "memory.db"
+    with open_store(db, readonly=True) as store:
+        agents = {a for (a,) in store.conn.execute(
+            "SELECT DISTINCT agent_id FROM chunks WHERE session_id = ?", (SESSION_1,))}
+    assert agents == {"", "a1b2c3d"}  # the main stream and its sub-agent
+    assert (db.stat().st_mode & 0o777) == 0o600
+    log = private_home / ".causantic" / "logs" / "hooks.log"
+    assert log.stat().st_mode & 0o777 == 0o600
+
+
+def test_a_missing_transcript_is_recorded_not_raised(private_home: Path):
+    proc = hook("session-end", json.dumps({"session_id": "s", "transcript_path": "/gone.jsonl"}))
+    assert proc.returncode == 0 and proc.stdout == b""
+    entry = status_of(private_home)["session-end"]
+    assert entry["success"] is False and "transcript not found" in entry["error"]
+
+
+def test_workers_for_one_file_never_pile_up(transcripts: Path, private_home: Path):
+    """While one worker runs, one more may wait; any further worker exits at once. The
+    waiting one runs afterwards, so nothing written meanwhile is missed."""
+    import hashlib
+
+    path = transcripts / f"{SESSION_1}.jsonl"
+    key = hashlib.sha1(str(path.resolve()).encode()).hexdigest()[:16]
+    locks = private_home / ".causantic" / "locks"
+    worker = [PYTHON, "-m", "causantic", "hook", "ingest-worker", "--event", "pre-compact",
+              "--session", SESSION_1, "--", str(path)]
+    with file_lock(locks / f"ingest-{key}.running", timeout=5) as held:  # "a worker is running"
+        assert held
+        queued = subprocess.Popen(worker, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+
+        def is_queued() -> bool:
+            with file_lock(locks / f"ingest-{key}.queued", timeout=0) as free:
+                return not free
+
+        wait_for(is_queued, "the second worker to queue", timeout=60)
+        third = subprocess.run(worker, capture_output=True, timeout=60)
+        assert third.returncode == 0
+        assert queued.poll() is None  # still waiting behind the "running" one
+        assert not (private_home / ".causantic" / "memory.db").exists()
+    assert queued.wait(timeout=WAIT_S) == 0, queued.stderr.read() if queued.stderr else ""
+    entry = status_of(private_home)["pre-compact"]
+    assert entry["success"] and entry["details"]["chunks"] > 0 and entry["runs"] == 1
+
+
+# -- user-prompt-submit --------------------------------------------------------------------
+
+STRONG_PROMPT = "mix dialyzer reports a call_without_opaque type mismatch in slice_builder again"
+
+
+def test_prompt_recall_is_off_by_default(shared_db: Path, private_home: Path):
+    proc = hook("user-prompt-submit",
+                json.dumps({"prompt": STRONG_PROMPT, "cwd": SPOTTER_CWD}), "--db", str(shared_db))
+    assert proc.returncode == 0 and proc.stdout == b""
+    assert "user-prompt-submit" not in status_of(private_home)
+
+
+def test_prompt_recall_injects_only_strong_matches_under_its_cap(shared_db: Path,
+                                                                  private_home: Path):
+    write_config(private_home, "[hooks]\nuser_prompt_submit = true\nprompt_chars = 900\n")
+    payload = {"session_id": "s", "cwd": SPOTTER_CWD, "hook_event_name": "UserPromptSubmit",
+               "prompt": STRONG_PROMPT}
+    context = context_of(hook("user-prompt-submit", json.dumps(payload), "--db", str(shared_db)),
+                         "UserPromptSubmit")
+    assert len(context) <= 900 and "slice_builder" in context and 'kind="recall"' in context
+    for weak in ("please refactor the kubernetes helm chart for grafana dashboards",
+                 "fix the flaky test", "/compact"):
+        proc = hook("user-prompt-submit", json.dumps({**payload, "prompt": weak}),
+                    "--db", str(shared_db))
+        assert proc.returncode == 0 and proc.stdout == b"", weak
+
+
+def test_prompt_recall_leaves_out_the_current_session(shared_db: Path, private_home: Path):
+    """What the current session already said is in Claude's context: never inject it."""
+    write_config(private_home, "[hooks]\nuser_prompt_submit = true\n")
+    with open_store(shared_db, readonly=True) as store:
+        (session,) = store.conn.execute(
+            "SELECT session_id FROM chunks WHERE text LIKE '%call_without_opaque%'"
+            " GROUP BY session_id").fetchone()
+    proc = hook("user-prompt-submit",
+                json.dumps({"session_id": session, "cwd": SPOTTER_CWD, "prompt": STRONG_PROMPT}),
+                "--db", str(shared_db))
+    assert proc.returncode == 0 and proc.stdout == b""
+
+
+def test_hook_runs_under_sh_with_cwd_fallback(shared_db: Path, tmp_path: Path):
+    """Without `cwd` in the input the hook uses its working directory (Claude Code's)."""
+    folder = tmp_path / "spotter"
+    folder.mkdir()
+    proc = subprocess.run([PYTHON, "-m", "causantic", "--db", str(shared_db), "hook",
+                           "session-start"], input=b"{}", capture_output=True, cwd=folder,
+                          timeout=60, env={**os.environ})
+    assert "spotter" in context_of(proc, "SessionStart")
