@@ -37,20 +37,24 @@ offline; ``--refresh`` asks the index again.
 from __future__ import annotations
 
 import argparse
+import concurrent.futures
 import hashlib
 import io
 import json
 import os
 import re
 import shutil
+import struct
 import subprocess
 import sys
 import tempfile
 import time
 import tomllib
 import zipfile
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 REPO = Path(__file__).resolve().parent
 PACKAGE = "causantic"
@@ -289,11 +293,13 @@ def _model_python() -> str:
 
 def collect_wheels(target: Target, into: Path, wheels_dir: Path | None, cache: Path,
                    refresh: bool) -> list[Wheel]:
-    """Resolve and gather the runtime wheels for ``target`` into ``into``.
+    """Resolve the runtime wheels for ``target``; return them sorted by name.
 
-    From ``wheels_dir`` only, if given. Otherwise from the wheel cache, offline; when the cache
-    cannot satisfy the requirements (first build, new requirement) or ``refresh`` is set, from
-    the configured index, and the cache is updated.
+    From ``wheels_dir`` only, if given (pip resolves offline from that folder). Otherwise from
+    the wheel cache: a lock file there records what pip resolved for these requirements and
+    this target, and a later build reuses exactly those files without running pip. Without a
+    usable lock, or with ``refresh``, pip resolves against its configured index, and the wheels
+    and the lock are saved into the cache. ``into`` is scratch space for pip.
     """
     reqs = project_dependencies()
     bare = [r for r in reqs if requirement_name(r) in NO_DEPS]
@@ -303,25 +309,39 @@ def collect_wheels(target: Target, into: Path, wheels_dir: Path | None, cache: P
             raise BuildError(f"--wheels {wheels_dir}: not a directory")
         _pip_download(target, full, bare, into, source=wheels_dir)
         log(f"wheels: resolved from {wheels_dir}")
-    else:
-        done = False
-        if cache.is_dir() and not refresh:
-            try:
-                _pip_download(target, full, bare, into, source=cache, quiet=True)
-                done = True
-                log(f"wheels: resolved offline from the cache {cache}")
-            except BuildError:
-                shutil.rmtree(into)
-                into.mkdir()
-        if not done:
-            log("wheels: downloading with pip")
-            _pip_download(target, full, bare, into, source=None)
-            cache.mkdir(parents=True, exist_ok=True)
-            for w in into.glob("*.whl"):
-                if not (cache / w.name).exists():
-                    shutil.copy2(w, cache / w.name)
-            log(f"wheels: cached in {cache}")
-    wheels = [Wheel.parse(p) for p in sorted(into.glob("*.whl"))]
+        return _wheels(sorted(into.glob("*.whl")))
+    key = hashlib.sha256(json.dumps([target.key, full, bare, sorted(NO_DEPS)]).encode()).hexdigest()
+    lock = cache / f"lock-{key[:16]}.json"
+    if not refresh:
+        try:
+            names = json.loads(lock.read_text())["wheels"]
+            paths = [cache / n for n in names]
+            if names and all(p.is_file() for p in paths):
+                log(f"wheels: as locked in {lock}")
+                return _wheels(paths)
+        except (OSError, ValueError, KeyError, TypeError):
+            pass
+    log(f"wheels: resolving for {target.key} with pip")
+    _pip_download(target, full, bare, into, source=None)
+    cache.mkdir(parents=True, exist_ok=True)
+    got = sorted(into.glob("*.whl"))
+    for w in got:
+        if not (cache / w.name).exists():
+            tmp = cache / (w.name + ".part")
+            shutil.copyfile(w, tmp)
+            os.replace(tmp, cache / w.name)
+    wheels = _wheels([cache / w.name for w in got])
+    doc = {"target": target.key, "requirements": full, "no_deps": bare,
+           "wheels": [w.path.name for w in wheels]}
+    tmp = lock.with_name(lock.name + ".part")
+    tmp.write_text(json.dumps(doc, indent=1) + "\n")
+    os.replace(tmp, lock)
+    log(f"wheels: cached and locked in {lock}")
+    return wheels
+
+
+def _wheels(paths: list[Path]) -> list[Wheel]:
+    wheels = sorted((Wheel.parse(p) for p in paths), key=lambda w: w.name)
     names = [w.name for w in wheels]
     dupes = {n for n in names if names.count(n) > 1}
     if dupes:
@@ -472,39 +492,70 @@ def compile_tree(root: Path, target: Target, python: str | None) -> str:
 # -- zips -----------------------------------------------------------------------------------
 
 
-def _date_time(epoch: int) -> tuple[int, int, int, int, int, int]:
-    return time.gmtime(epoch)[:6]
+def _dos_time(epoch: int) -> tuple[int, int]:
+    y, mo, d, h, mi, sec = time.gmtime(epoch)[:6]
+    return (h << 11) | (mi << 5) | (sec // 2), ((y - 1980) << 9) | (mo << 5) | d
+
+
+def _deflate(data: bytes) -> bytes:
+    c = zlib.compressobj(6, zlib.DEFLATED, -15)
+    return c.compress(data) + c.flush()
+
+
+def write_zip(out: BinaryIO, entries: list[tuple[str, bytes]], epoch: int, deflate: bool) -> None:
+    """Write a zip of ``entries`` (in the given order) at ``out``'s current position.
+
+    Written by hand rather than with zipfile so that members compress on all cores (zlib
+    drops the GIL) and every header byte is fixed: one timestamp, mode 0644, no extra fields.
+    Offsets are absolute, so a prefix written before (the shebang) is fine.
+    """
+    mtime, mdate = _dos_time(epoch)
+    base = out.tell()
+    if deflate:
+        with concurrent.futures.ThreadPoolExecutor(os.cpu_count() or 1) as pool:
+            packed = list(pool.map(_deflate, (data for _, data in entries), chunksize=8))
+    else:
+        packed = [data for _, data in entries]
+    central = bytearray()
+    offset = base
+    for (name, data), body in zip(entries, packed, strict=True):
+        raw = name.encode()
+        flags = 0 if raw.isascii() else 0x800  # bit 11: the name is UTF-8
+        method = 8 if deflate else 0
+        crc = zlib.crc32(data)
+        if len(data) >= 0xFFFFFFFF or offset >= 0xFFFFFFFF:
+            raise BuildError("the payload outgrew the zip format without zip64")
+        out.write(struct.pack("<4sHHHHHIIIHH", b"PK\x03\x04", 20, flags, method, mtime, mdate,
+                              crc, len(body), len(data), len(raw), 0))
+        out.write(raw)
+        out.write(body)
+        central += struct.pack("<4sHHHHHHIIIHHHHHII", b"PK\x01\x02", (3 << 8) | 20, 20, flags,
+                               method, mtime, mdate, crc, len(body), len(data), len(raw), 0, 0,
+                               0, 0, 0o100644 << 16, offset)
+        central += raw
+        offset += 30 + len(raw) + len(body)
+    out.write(central)
+    out.write(struct.pack("<4sHHHHIIH", b"PK\x05\x06", 0, 0, len(entries), len(entries),
+                          len(central), offset, 0))
 
 
 def zip_tree(root: Path, epoch: int) -> bytes:
-    """The payload: every file under ``root``, sorted, fixed time and mode, deflated."""
+    """The payload: every file under ``root``, sorted by path, deflated."""
+    files = sorted((p.relative_to(root).as_posix(), p) for p in root.rglob("*") if p.is_file())
+    if len(files) >= 0xFFFF:
+        raise BuildError("the payload has too many files for the zip format without zip64")
     buf = io.BytesIO()
-    date_time = _date_time(epoch)
-    files = sorted(p for p in root.rglob("*") if p.is_file())
-    with zipfile.ZipFile(buf, "w") as zf:
-        for path in files:
-            info = zipfile.ZipInfo(path.relative_to(root).as_posix(), date_time)
-            info.external_attr = 0o100644 << 16
-            info.compress_type = zipfile.ZIP_DEFLATED
-            info.create_system = 3
-            with open(path, "rb") as f:
-                zf.writestr(info, f.read(), compresslevel=6)
+    write_zip(buf, [(name, path.read_bytes()) for name, path in files], epoch, deflate=True)
     return buf.getvalue()
 
 
 def write_archive(path: Path, bootstrap: str, payload: bytes, epoch: int) -> None:
     """Shebang + outer zip of two stored entries, written atomically, mode 0755."""
-    date_time = _date_time(epoch)
     tmp = path.with_name(path.name + ".tmp")
     with open(tmp, "wb") as f:
         f.write(SHEBANG)
-        with zipfile.ZipFile(f, "w") as zf:
-            for name, data in (("__main__.py", bootstrap.encode()), ("payload.zip", payload)):
-                info = zipfile.ZipInfo(name, date_time)
-                info.external_attr = 0o100644 << 16
-                info.compress_type = zipfile.ZIP_STORED
-                info.create_system = 3
-                zf.writestr(info, data)
+        write_zip(f, [("__main__.py", bootstrap.encode()), ("payload.zip", payload)], epoch,
+                  deflate=False)
     os.chmod(tmp, 0o755)
     os.replace(tmp, path)
 
@@ -565,9 +616,9 @@ def build(out_dir: Path, target: Target, wheels_dir: Path | None = None,
     cache = cache or default_cache()
     epoch = source_date_epoch()
     with tempfile.TemporaryDirectory(prefix="causantic-build-") as work:
-        wheel_dir = Path(work) / "wheels"
-        wheel_dir.mkdir()
-        wheels = collect_wheels(target, wheel_dir, wheels_dir, cache / f"wheels-{target.key}", refresh)
+        scratch = Path(work) / "wheels"
+        scratch.mkdir()
+        wheels = collect_wheels(target, scratch, wheels_dir, cache / f"wheels-{target.key}", refresh)
         floors = [f for f in (w.glibc_floor() for w in wheels) if f]
         glibc = max(floors) if floors else target.glibc
         platform = f"manylinux_{glibc[0]}_{glibc[1]}_{target.arch}"
