@@ -32,12 +32,46 @@ def cmd_ingest(args: argparse.Namespace, settings: Settings) -> int:
             "(causantic ingest PATH) or set CLAUDE_CONFIG_DIR"
         )
     report = run_ingest(settings, paths, progress=not args.json and sys.stderr.isatty())
+    embedded, why_not = None, None
+    if not args.no_embed:
+        from causantic.pipeline import run_embed
+
+        try:
+            embedded = run_embed(settings, progress=not args.json and sys.stderr.isatty())
+        except CausanticError as exc:  # ingest still succeeded: vectors stay pending
+            why_not = str(exc)
     if args.json:
-        print(json.dumps(report.as_dict()))
+        out = report.as_dict()
+        out["embed"] = embedded.as_dict() if embedded else {"skipped": why_not or "--no-embed"}
+        print(json.dumps(out))
     else:
         print(report_line(report))
+        if embedded is not None and embedded.todo:
+            from causantic.embedding import summary
+
+            print(summary(embedded))
         for problem in report.problems:
             print(f"causantic: warning: {problem}", file=sys.stderr)
+    if why_not:
+        print(f"causantic: vectors are pending (search uses keywords until `causantic embed` "
+              f"succeeds): {why_not}", file=sys.stderr)
+    return 0
+
+
+def cmd_embed(args: argparse.Namespace, settings: Settings) -> int:
+    from causantic.embedding import summary
+    from causantic.pipeline import run_embed
+
+    report = run_embed(settings, progress=not args.json and sys.stderr.isatty(),
+                       reindex=args.reindex, limit=args.limit)
+    if args.json:
+        print(json.dumps(report.as_dict()))
+    elif args.reindex and report.todo == 0:
+        print(f"Nothing to reindex: every stored vector already comes from {report.model_id}."
+              + (f" {report.remaining} chunks still without vectors: run `causantic embed`."
+                 if report.remaining else ""))
+    else:
+        print(summary(report))
     return 0
 
 
@@ -241,13 +275,27 @@ def build_parser() -> argparse.ArgumentParser:
                 "causantic ingest ~/.claude/projects/-home-me-repo")
     p.add_argument("paths", nargs="*", help="transcript files or folders (default: all of ~/.claude/projects)")
     p.add_argument("--json", action="store_true", help="print the ingest report as JSON")
+    p.add_argument("--no-embed", action="store_true",
+                   help="do not embed the new chunks now (`causantic embed` does it later)")
+
+    p = command("embed", cmd_embed, "Embed the chunks still without vectors (resumable).",
+                "causantic embed")
+    p.add_argument("--limit", type=_positive, help="embed at most this many chunks")
+    p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.set_defaults(reindex=False)
+
+    p = command("reindex", cmd_embed, "Re-embed chunks whose vectors come from another model.",
+                "causantic reindex")
+    p.add_argument("--limit", type=_positive, help="re-embed at most this many chunks")
+    p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.set_defaults(reindex=True)
 
     p = command("search", cmd_search, "What do we know about X: ranked chunks.",
                 'causantic search "daytona pty log streaming" --project napoli-matcha')
     p.add_argument("query")
     query_options(p)
-    p.add_argument("--mode", choices=("keyword", "vector", "hybrid"), default="keyword",
-                   help="retrieval mode (default keyword)")
+    p.add_argument("--mode", choices=("keyword", "vector", "hybrid"), default="hybrid",
+                   help="retrieval mode (default hybrid: keywords and vectors fused)")
 
     p = command("stats", cmd_stats, "Counts of what is stored.", "causantic stats --json")
     p.add_argument("--json", action="store_true")

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 from causantic.config import Settings
+from causantic.embedding import EmbedReport
 from causantic.ingest import IngestReport, ingest_paths
 from causantic.redact import Redactor
 from causantic.store import open_store
@@ -35,6 +36,28 @@ def run_ingest(settings: Settings, paths: list[Path], progress: bool = False) ->
     if progress:
         print("\r\033[K", end="", file=sys.stderr, flush=True)
     return report
+
+
+def run_embed(settings: Settings, *, progress: bool = False, reindex: bool = False,
+              limit: int | None = None) -> EmbedReport:
+    """Embed the chunks still without vectors (``reindex``: those from another model).
+
+    Raises ModelUnavailable (a CausanticError) when the model or sqlite-vec cannot load.
+    """
+    from causantic.embedding import clear_line, embed_pending, progress_line
+
+    with open_store(settings.db_path) as store:
+        try:
+            return embed_pending(
+                store,
+                model_dir=None if settings.model_dir is None else str(settings.model_dir),
+                reindex=reindex,
+                limit=limit,
+                progress=progress_line() if progress else None,
+            )
+        finally:
+            if progress:
+                clear_line()
 
 
 def _progress_printer():  # type: ignore[no-untyped-def]

@@ -1,9 +1,16 @@
 """`search`: what do we know about X.
 
-Candidates come from BM25 over FTS5; exact and near-exact duplicates (the same tool output
-twice, a summary repeating a chunk) are collapsed at read time so they do not crowd out the
-results (nothing is deleted). The answer is rendered under a token budget; `text` is exactly
-what the CLI's `--json` and the MCP tool report.
+Modes: `keyword` (BM25 over FTS5), `vector` (KNN over chunk windows), `hybrid` (default: both
+lists fused by Reciprocal Rank Fusion, k = 60, then MMR diversification with the stored
+vectors; see `fusion`). Exact and near duplicates (the same tool output twice, a summary
+repeating a chunk) are collapsed at read time so they do not crowd out the results (nothing is
+deleted). When the vector side cannot answer (no vectors yet, model or sqlite-vec missing,
+vectors from another model), `vector`/`hybrid` answer from keywords and say why in one line
+(`notice`); they never fail because of it. The answer is rendered under a token budget;
+`text` is exactly what the CLI's `--json` and the MCP tool report.
+
+This module imports no numpy or onnxruntime: the vector code is imported only for the
+`vector` and `hybrid` modes, and only once stored vectors are known to exist.
 """
 
 from __future__ import annotations
@@ -11,11 +18,13 @@ from __future__ import annotations
 import hashlib
 import re
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import apsw
 
+from causantic.errors import UsageError
 from causantic.retrieval import render
 from causantic.retrieval.fts import keyword_search
 from causantic.retrieval.render import Hit
@@ -57,16 +66,73 @@ def search(
     project: str | None = None,
     limit: int = 10,
     max_tokens: int = 4000,
-    mode: str = "keyword",
+    mode: str = "hybrid",
     max_chars: int | None = None,
 ) -> SearchResult:
-    """Find past work on a topic; see the module docstring."""
+    """Find past work on a topic; see the module docstring.
+
+    Raises
+    ------
+    UsageError : ``mode`` is not one of MODES.
+    """
     started = time.perf_counter()
-    ranked = [(h.chunk_id, h.score, ("keyword",)) for h in keyword_search(
-        store.conn, query, project=project, limit=max(50, limit * 5)
-    )]
-    hits = dedupe(load_hits(store.conn, ranked))[:limit]
-    return finish(query, mode, hits, max_tokens, max_chars, started)
+    if mode not in MODES:
+        raise UsageError(f"unknown search mode {mode!r}; use one of {', '.join(MODES)}")
+    pool = max(50, limit * 5)
+    keyword = [
+        (h.chunk_id, h.score, ("keyword",))
+        for h in keyword_search(store.conn, query, project=project, limit=pool)
+    ] if mode != "vector" else []
+    if mode == "keyword":
+        hits = dedupe(load_hits(store.conn, keyword), keep=limit)
+        return finish(query, mode, hits, max_tokens, max_chars, started)
+    from causantic.retrieval.vector import VectorsUnavailable, vectors_state
+
+    notice = vectors_state(store.conn)
+    if notice is None:
+        try:
+            return _with_vectors(store, query, keyword, project, limit, pool, mode,
+                                 max_tokens, max_chars, started)
+        except VectorsUnavailable as exc:
+            notice = str(exc)
+    if mode == "vector":
+        keyword = [
+            (h.chunk_id, h.score, ("keyword",))
+            for h in keyword_search(store.conn, query, project=project, limit=pool)
+        ]
+    hits = dedupe(load_hits(store.conn, keyword), keep=limit)
+    return finish(query, mode, hits, max_tokens, max_chars, started,
+                  notice=f"Keyword results only: {notice}.")
+
+
+def _with_vectors(
+    store: Store,
+    query: str,
+    keyword: list[tuple[str, float, tuple[str, ...]]],
+    project: str | None,
+    limit: int,
+    pool: int,
+    mode: str,
+    max_tokens: int,
+    max_chars: int | None,
+    started: float,
+) -> SearchResult:
+    """The vector and hybrid modes (numpy imported here); raises VectorsUnavailable."""
+    from causantic.retrieval import fusion
+    from causantic.retrieval.vector import chunk_vectors, vector_search
+
+    found = vector_search(store, query, project=project, limit=pool)
+    if mode == "vector":
+        ranked = [(cid, score, ("vector",)) for cid, score in found.hits]
+    else:
+        ranked = fusion.rrf([("keyword", [r[0] for r in keyword]),
+                             ("vector", [cid for cid, _ in found.hits])])
+    hits = load_hits(store.conn, ranked)
+    vectors = chunk_vectors(store.conn, [h.chunk_id for h in hits])
+    hits = dedupe(hits, vectors=vectors)
+    order = fusion.mmr([(h.chunk_id, h.score) for h in hits], vectors, limit)
+    by_id = {h.chunk_id: h for h in hits}
+    return finish(query, mode, [by_id[cid] for cid in order], max_tokens, max_chars, started)
 
 
 def finish(
@@ -93,7 +159,7 @@ def finish(
     )
     shown = hits[:used]
     body = render.join(items)
-    head = title.format(n=len(shown))
+    head = f'Found {len(shown)} results for "{query}"'  # not str.format: the query may hold braces
     if notice:
         head = f"{notice}\n{head}"
     text = f"{head} ({render.tokens_of(body)} tokens):\n\n{body}"
@@ -133,15 +199,20 @@ def fingerprint(text: str) -> str:
     return hashlib.sha1(_NORMALISE_RE.sub(" ", text.lower()).strip().encode()).hexdigest()
 
 
-def dedupe(hits: list[Hit]) -> list[Hit]:
-    """Drop hits whose text is the same as a better-ranked hit's (read time only)."""
-    seen: set[str] = set()
-    out = []
-    for h in hits:
-        body = h.text.split("\n", 1)[1] if h.text.startswith("[") and "\n" in h.text else h.text
-        fp = fingerprint(body)
-        if fp in seen:
-            continue
-        seen.add(fp)
-        out.append(h)
-    return out
+def dedupe(
+    hits: list[Hit], *, vectors: Mapping[str, Any] | None = None, keep: int | None = None
+) -> list[Hit]:
+    """Drop hits that repeat a better-ranked hit (read time only; nothing is deleted).
+
+    Exact text (first block label aside), near-identical text (word-shingle overlap) and, with
+    stored ``vectors`` (chunk id -> unit vector), cosine >= 0.97 count as repeats; see
+    `fusion.drop_near_duplicates`. Stops once ``keep`` hits are kept.
+    """
+    from causantic.retrieval.fusion import drop_near_duplicates
+
+    return drop_near_duplicates(hits, _body, lambda h: h.chunk_id, vectors, keep)
+
+
+def _body(hit: Hit) -> str:
+    text = hit.text
+    return text.split("\n", 1)[1] if text.startswith("[") and "\n" in text else text

@@ -66,13 +66,23 @@ def insert_chunks(
 
 
 def delete_from(conn: apsw.Connection, file_id: int, offset: int) -> int:
-    """Delete the chunks read from a file at or after a byte offset (edges cascade)."""
-    n = conn.execute(
-        "SELECT count(*) FROM chunks WHERE file_id = ? AND offset >= ?", (file_id, offset)
-    ).fetchone()[0]
-    if n:
+    """Delete the chunks read from a file at or after a byte offset (edges cascade).
+
+    Their vectors go in the same transaction (call this inside one): see
+    `causantic.store.vectors.drop_chunk_vectors`.
+    """
+    rowids = [
+        r[0]
+        for r in conn.execute(
+            "SELECT rowid FROM chunks WHERE file_id = ? AND offset >= ?", (file_id, offset)
+        )
+    ]
+    if rowids:
+        from causantic.store.vectors import drop_chunk_vectors
+
+        drop_chunk_vectors(conn, rowids)
         conn.execute("DELETE FROM chunks WHERE file_id = ? AND offset >= ?", (file_id, offset))
-    return int(n)
+    return len(rowids)
 
 
 def session_chunks(conn: apsw.Connection, session_id: str) -> list[StreamChunk]:

@@ -163,11 +163,50 @@ def backup(conn: apsw.Connection, path: Path, version: int) -> Path:
     target = path.with_name(f"{path.name}.bak-v{version}")
     fd = os.open(target, os.O_CREAT | os.O_WRONLY | os.O_TRUNC, 0o600)
     os.close(fd)
+    # The caller holds the write lock on `conn`, and SQLite refuses to back up from a
+    # connection inside a write transaction: read through a second connection (WAL lets it
+    # read the last commit, which nothing has changed yet).
+    source = apsw.Connection(str(path), flags=apsw.SQLITE_OPEN_READONLY)
     dest = apsw.Connection(str(target))
     try:
-        with dest.backup("main", conn, "main") as b:
+        with dest.backup("main", source, "main") as b:
             while not b.done:
                 b.step(1000)
     finally:
         dest.close()
+        source.close()
     return target
+
+
+@migration
+def create_vector_meta(conn: apsw.Connection) -> None:
+    """Per-chunk embedding bookkeeping (issue 3); the vec0 table itself is created lazily.
+
+    `chunk_vectors_meta` has one row per embedded chunk: the model that made its vectors, how
+    many windows it has, when, and the unit mean of its windows (for MMR, near-duplicate
+    checks and chain scoring, read without sqlite-vec). The window vectors live in the vec0
+    table `chunk_vectors` (rowid = chunk rowid * 16 + window), created on first embed so that
+    this schema opens where sqlite-vec cannot load. Deleting or rewriting a chunk deletes its
+    meta row here (so it is pending again and never matched); `store.vectors` deletes the vec0
+    rows in the same transaction and sweeps any left by a connection without sqlite-vec.
+    """
+    conn.execute(
+        """
+        CREATE TABLE chunk_vectors_meta (
+            chunk_rowid INTEGER PRIMARY KEY,       -- chunks.rowid
+            chunk_id TEXT NOT NULL,
+            model_id TEXT NOT NULL,
+            windows INTEGER NOT NULL,
+            embedded_at TEXT NOT NULL,
+            vector BLOB NOT NULL                   -- float32[dim]: unit mean of the windows
+        );
+        CREATE INDEX chunk_vectors_by_model ON chunk_vectors_meta(model_id);
+        CREATE TRIGGER chunks_vectors_delete AFTER DELETE ON chunks BEGIN
+            DELETE FROM chunk_vectors_meta WHERE chunk_rowid = old.rowid;
+        END;
+        CREATE TRIGGER chunks_vectors_update AFTER UPDATE OF text, project ON chunks BEGIN
+            DELETE FROM chunk_vectors_meta WHERE chunk_rowid = old.rowid;
+        END;
+        """
+    )
+

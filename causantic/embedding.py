@@ -1,0 +1,179 @@
+"""The embedding pipeline: give every stored chunk its window vectors, resumably.
+
+`embed_pending` lists the chunks without vectors (or, for `reindex`, with vectors from another
+model), grouped by project, and embeds them one window per model run (`Embedder.embed_windows`,
+the chunk's already-redacted text). Every `batch_size` chunks it writes what it computed in one
+short transaction, so a crash loses at most the open batch and a rerun redoes nothing that was
+committed. No lock is held while the model runs; a chunk deleted, rewritten or embedded by
+another process meanwhile is skipped at write time (see `store.vectors.write_vectors`).
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, TextIO
+
+from causantic.errors import ModelUnavailable
+from causantic.model import MODEL_ID
+from causantic.store import vectors as vec_store
+from causantic.store.db import Store
+
+if TYPE_CHECKING:
+    from causantic.embed import Embedder
+
+DEFAULT_BATCH = 32
+
+
+@dataclass
+class EmbedReport:
+    """What one embed (or reindex) run did."""
+
+    model_id: str
+    todo: int = 0  # chunks this run set out to embed
+    embedded: int = 0  # chunks whose vectors it stored
+    skipped: int = 0  # deleted, rewritten or embedded elsewhere while it ran
+    windows: int = 0
+    seconds: float = 0.0
+    remaining: int = 0  # chunks still without vectors afterwards
+    stale: int = 0  # chunks with vectors from another model afterwards
+    swept: int = 0  # orphaned vec0 rows removed
+
+    @property
+    def rate(self) -> float:
+        return self.embedded / self.seconds if self.seconds > 0 else 0.0
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "model_id": self.model_id,
+            "todo": self.todo,
+            "embedded": self.embedded,
+            "skipped": self.skipped,
+            "windows": self.windows,
+            "seconds": round(self.seconds, 3),
+            "chunks_per_second": round(self.rate, 2),
+            "remaining": self.remaining,
+            "stale": self.stale,
+        }
+
+
+Progress = Callable[[int, int, float], None]
+
+
+def embed_pending(
+    store: Store,
+    *,
+    embedder: Embedder | None = None,
+    model_dir: str | None = None,
+    reindex: bool = False,
+    batch_size: int = DEFAULT_BATCH,
+    limit: int | None = None,
+    progress: Progress | None = None,
+) -> EmbedReport:
+    """Embed the chunks that have no vectors (``reindex``: vectors from another model).
+
+    Parameters
+    ----------
+    store : Store
+        A writable store.
+    embedder : Embedder, optional
+        The model to use; `get_embedder(model_dir)` when omitted.
+    reindex : bool
+        Re-embed chunks whose vectors were made by a different model id.
+    batch_size : int
+        Chunks per write transaction.
+    limit : int, optional
+        Embed at most this many chunks (the rest stay pending).
+    progress : callable, optional
+        Called after each batch with (done, total, seconds elapsed).
+
+    Raises
+    ------
+    ModelUnavailable
+        The model or sqlite-vec cannot be loaded (nothing is written).
+    """
+    started = time.perf_counter()
+    conn = store.conn
+    model_id = embedder.model_id if embedder is not None else MODEL_ID
+    report = EmbedReport(model_id)
+    todo = vec_store.pending(conn, model_id, stale=reindex)
+    if limit is not None:
+        todo = todo[: max(0, limit)]
+    report.todo = len(todo)
+    if todo:  # the model and sqlite-vec are loaded only when there is work
+        if embedder is None:
+            from causantic.embed import get_embedder
+
+            embedder = get_embedder(model_dir)
+        if not store.load_vec():
+            raise ModelUnavailable("the sqlite-vec extension cannot be loaded; vectors stay pending")
+        vec_store.ensure_table(conn, embedder.dim)
+    if store.load_vec():
+        report.swept = vec_store.sweep_orphans(conn)
+    for i in range(0, len(todo), batch_size):
+        assert embedder is not None
+        batch = todo[i : i + batch_size]
+        texts = vec_store.chunk_texts(conn, [p.rowid for p in batch])
+        items = []
+        for p in batch:
+            current = texts.get(p.rowid)
+            if current is None or current[0] != p.chunk_id:
+                continue  # deleted or replaced since listed
+            items.append(
+                vec_store.EmbeddedChunk(p.rowid, p.chunk_id, p.project,
+                                        embedder.embed_windows(current[1]))
+            )
+        stored = vec_store.write_vectors(conn, items, embedder.model_id)
+        report.embedded += stored
+        report.skipped += len(batch) - stored
+        report.windows += sum(len(it.windows) for it in items)
+        if progress is not None:
+            progress(min(i + batch_size, len(todo)), len(todo), time.perf_counter() - started)
+    after = vec_store.counts(conn)
+    report.remaining = after.pending
+    report.stale = after.stale(model_id)
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+def progress_line(stream: TextIO = sys.stderr) -> Progress:
+    """A progress callback that redraws one terminal line: done/total, rate, ETA."""
+
+    def show(done: int, total: int, elapsed: float) -> None:
+        rate = done / elapsed if elapsed > 0 else 0.0
+        eta = (total - done) / rate if rate > 0 else 0.0
+        stream.write(
+            f"\r\033[Kembed: {done}/{total} chunks, {rate:.1f} chunks/s, "
+            f"ETA {int(eta) // 60}:{int(eta) % 60:02d}"
+        )
+        stream.flush()
+
+    return show
+
+
+def clear_line(stream: TextIO = sys.stderr) -> None:
+    """Erase the progress line."""
+    stream.write("\r\033[K")
+    stream.flush()
+
+
+def summary(report: EmbedReport) -> str:
+    """One line for the terminal."""
+    if report.todo == 0:
+        text = "No chunks waiting for vectors."
+    else:
+        text = (
+            f"Embedded {report.embedded} chunks ({report.windows} windows) in "
+            f"{report.seconds:.1f} s, {report.rate:.1f} chunks/s"
+        )
+        if report.skipped:
+            text += f"; {report.skipped} skipped (changed meanwhile)"
+        text += "."
+    if report.remaining:
+        text += f" {report.remaining} chunks still without vectors."
+    if report.stale:
+        text += (f" {report.stale} chunks have vectors from another model: run "
+                 "`causantic reindex`.")
+    return text

@@ -1,0 +1,170 @@
+"""Combining ranked lists and keeping results diverse: RRF, near-duplicates, MMR.
+
+Pure Python at import time (hooks use keyword search through this module); numpy is imported
+only inside `mmr`, which the vector and hybrid modes call with vectors already in hand.
+
+* Reciprocal Rank Fusion: a chunk at 1-based rank r of a list gains ``1 / (RRF_K + r)``;
+  gains add up over lists (k = 60, as in the RRF paper and DESIGN.md 2.4). Ranks, not raw
+  scores, so BM25 and cosine need no calibration.
+* Near-duplicates (read time only; nothing is deleted): a candidate is dropped when a better
+  ranked kept candidate has the same normalised text, or shares most of its word 5-gram
+  shingles (Jaccard >= 0.8, or >= 0.9 of the smaller one's shingles: a summary repeating a
+  chunk, the same tool output twice), or, with vectors, has cosine >= 0.97 with it.
+* MMR: picks results one by one maximising ``λ·relevance − (1−λ)·max cos(candidate, picked)``
+  with relevance = fused score / best fused score and λ = 0.7 (the original causantic's
+  default). Candidates without a vector count as novel.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, TypeVar
+
+if TYPE_CHECKING:
+    import numpy as np
+
+RRF_K = 60
+MMR_LAMBDA = 0.7
+NEAR_DUP_COSINE = 0.97
+SHINGLE_WORDS = 5
+NEAR_DUP_JACCARD = 0.8
+NEAR_DUP_CONTAINMENT = 0.9
+#: Below this many shingles a text is too short to call a near-duplicate (exact only).
+MIN_SHINGLES = 12
+
+T = TypeVar("T")
+
+
+def rrf(lists: Sequence[tuple[str, Sequence[str]]], k: int = RRF_K) -> list[tuple[str, float, tuple[str, ...]]]:
+    """Fuse ranked id lists: [(source, ids best first), ...] -> [(id, score, sources)], best first.
+
+    ``sources`` lists the sources that ranked the id, in the order the lists were given. Ties
+    keep the order of first appearance (earlier list, better rank).
+    """
+    scores: dict[str, float] = {}
+    sources: dict[str, list[str]] = {}
+    for source, ids in lists:
+        seen: set[str] = set()
+        for rank, cid in enumerate(ids, start=1):
+            if cid in seen:
+                continue
+            seen.add(cid)
+            scores[cid] = scores.get(cid, 0.0) + 1.0 / (k + rank)
+            sources.setdefault(cid, []).append(source)
+    order = sorted(scores, key=lambda c: -scores[c])  # stable: first appearance breaks ties
+    return [(cid, scores[cid], tuple(sources[cid])) for cid in order]
+
+
+_WORD_RE = re.compile(r"\w+")
+
+
+def shingles(text: str, n: int = SHINGLE_WORDS) -> frozenset[int]:
+    """Hashes of the text's word n-grams (lower case, punctuation ignored)."""
+    words = _WORD_RE.findall(text.lower())
+    if len(words) < n:
+        return frozenset([hash(" ".join(words))]) if words else frozenset()
+    return frozenset(hash(" ".join(words[i : i + n])) for i in range(len(words) - n + 1))
+
+
+def fingerprint(text: str) -> str:
+    """A hash of the words of a text, whatever its punctuation, case or spacing."""
+    return hashlib.sha1(" ".join(_WORD_RE.findall(text.lower())).encode()).hexdigest()
+
+
+def similar_text(a: frozenset[int], b: frozenset[int]) -> bool:
+    """Whether two shingle sets are near-duplicates (see the module docstring)."""
+    if len(a) < MIN_SHINGLES or len(b) < MIN_SHINGLES:
+        return False
+    common = len(a & b)
+    if not common:
+        return False
+    return (common / len(a | b) >= NEAR_DUP_JACCARD
+            or common / min(len(a), len(b)) >= NEAR_DUP_CONTAINMENT)
+
+
+def drop_near_duplicates(
+    items: Sequence[T],
+    text_of: Callable[[T], str],
+    id_of: Callable[[T], str],
+    vectors: Mapping[str, np.ndarray] | None = None,
+    keep: int | None = None,
+) -> list[T]:
+    """Keep items in order, dropping each that duplicates a kept one (text or vector).
+
+    Stops once ``keep`` items are kept (the rest are not examined).
+    """
+    kept: list[T] = []
+    prints: set[str] = set()
+    kept_shingles: list[frozenset[int]] = []
+    kept_vecs: list[np.ndarray] = []
+    for item in items:
+        if keep is not None and len(kept) >= keep:
+            break
+        text = text_of(item)
+        fp = fingerprint(text)
+        if fp in prints:
+            continue
+        sh = shingles(text)
+        if any(similar_text(sh, other) for other in kept_shingles):
+            continue
+        vec = vectors.get(id_of(item)) if vectors else None
+        if vec is not None and any(float(vec @ v) >= NEAR_DUP_COSINE for v in kept_vecs):
+            continue
+        kept.append(item)
+        prints.add(fp)
+        kept_shingles.append(sh)
+        if vec is not None:
+            kept_vecs.append(vec)
+    return kept
+
+
+def mmr(
+    candidates: Sequence[tuple[str, float]],
+    vectors: Mapping[str, np.ndarray],
+    limit: int,
+    lam: float = MMR_LAMBDA,
+) -> list[str]:
+    """Order up to ``limit`` candidate ids by maximal marginal relevance.
+
+    Parameters
+    ----------
+    candidates : [(id, score)], best first
+        Scores are any relevance where higher is better (here: fused RRF scores).
+    vectors : id -> unit vector
+        Missing ids are treated as novel (no similarity to anything picked).
+    limit : int
+        How many to pick.
+    lam : float
+        Weight of relevance against novelty (1 = plain ranking).
+    """
+    import numpy as np
+
+    if not candidates:
+        return []
+    top = max(s for _, s in candidates) or 1.0
+    rel = np.array([s / top for _, s in candidates], dtype=np.float64)
+    n = len(candidates)
+    dim = next((len(v) for v in vectors.values()), 0)
+    mat = np.zeros((n, max(dim, 1)), dtype=np.float32)
+    has = np.zeros(n, dtype=bool)
+    for i, (cid, _) in enumerate(candidates):
+        v = vectors.get(cid)
+        if v is not None:
+            mat[i] = v
+            has[i] = True
+    max_sim = np.zeros(n, dtype=np.float64)
+    chosen: list[int] = []
+    free = np.ones(n, dtype=bool)
+    for _ in range(min(limit, n)):
+        gain = lam * rel - (1.0 - lam) * max_sim
+        gain[~free] = -np.inf
+        pick = int(np.argmax(gain))  # first maximum: ties keep the fused order
+        chosen.append(pick)
+        free[pick] = False
+        if has[pick]:
+            sims = (mat @ mat[pick]).astype(np.float64)
+            sims[~has] = 0.0
+            np.maximum(max_sim, sims, out=max_sim)
+    return [candidates[i][0] for i in chosen]

@@ -1,0 +1,172 @@
+"""Vector KNN over chunk windows, and helpers for anything that scores chunks by meaning.
+
+Importing this module is cheap (numpy is imported by the functions that need it), so search
+can ask `vectors_state` before paying for numpy. The model is loaded on the first query
+embedding, once per process.
+
+A chunk's vector score is its best window's cosine similarity to the query; vec0 returns
+windows, so the KNN asks for ``k`` windows (4 per wanted chunk, growing up to vec0's limit of
+4096) until it holds enough distinct chunks. A hit counts only if the chunk's bookkeeping row
+says its vectors come from the current model, which also hides vec0 rows orphaned by a delete.
+Whenever the vector side cannot answer, `VectorsUnavailable` says why in one line.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import apsw
+
+from causantic.errors import CausanticError
+from causantic.model import MODEL_ID
+from causantic.store import vectors as vec_store
+from causantic.store.db import Store
+
+if TYPE_CHECKING:
+    import numpy as np
+
+#: Windows asked of vec0 per wanted chunk on the first try (chunks average ~4 windows).
+WINDOWS_PER_CHUNK = 4
+
+
+class VectorsUnavailable(CausanticError):
+    """The vector side cannot answer; ``str(exc)`` is the one-line reason."""
+
+
+@dataclass(frozen=True)
+class VectorHits:
+    """Chunks nearest the query: (chunk id, cosine of the best window), best first."""
+
+    hits: list[tuple[str, float]]
+    query: np.ndarray
+    model_id: str
+
+
+def vectors_state(conn: apsw.Connection, project: str | None = None) -> str | None:
+    """Why stored vectors cannot serve this model now, or None if some can (no imports).
+
+    Checks only the bookkeeping table (index lookups), so keyword fallbacks stay cheap.
+    """
+    if not vec_store.table_exists(conn, vec_store.META_TABLE) or not vec_store.table_exists(conn):
+        return "no vectors yet (run `causantic embed`)"
+    if vec_store.has_model(conn, MODEL_ID):
+        return None
+    other = vec_store.other_model(conn, MODEL_ID)
+    if other is not None:
+        return f"stored vectors come from model {other}, not {MODEL_ID} (run `causantic reindex`)"
+    return "no vectors yet (run `causantic embed`)"
+
+
+_cache_lock = threading.Lock()
+_query_cache: OrderedDict[tuple[str | None, str], np.ndarray] = OrderedDict()
+
+
+def query_vector(text: str, model_dir: str | None = None) -> np.ndarray:
+    """The unit query vector of ``text`` (the first window; cached for recent queries).
+
+    Raises
+    ------
+    VectorsUnavailable
+        The embedding model cannot be loaded.
+    """
+    key = (model_dir, text)
+    with _cache_lock:
+        hit = _query_cache.get(key)
+        if hit is not None:
+            _query_cache.move_to_end(key)
+            return hit
+    from causantic.embed import get_embedder
+    from causantic.errors import ModelUnavailable
+
+    try:
+        vec = get_embedder(model_dir).embed_query(text)
+    except ModelUnavailable as exc:
+        raise VectorsUnavailable(f"the embedding model is unavailable: {exc}") from None
+    vec.setflags(write=False)
+    with _cache_lock:
+        _query_cache[key] = vec
+        while len(_query_cache) > 32:
+            _query_cache.popitem(last=False)
+    return vec
+
+
+def vector_search(
+    store: Store,
+    query: str | np.ndarray,
+    *,
+    project: str | None = None,
+    limit: int = 50,
+    model_dir: str | None = None,
+) -> VectorHits:
+    """The ``limit`` chunks whose best window is nearest the query (cosine, best first).
+
+    Raises
+    ------
+    VectorsUnavailable
+        No vectors (for this model, or for this project), or the model or sqlite-vec cannot
+        load. The message is one line, fit for a notice.
+    """
+    import numpy as np
+
+    conn = store.conn
+    reason = vectors_state(conn)
+    if reason:
+        raise VectorsUnavailable(reason)
+    if not store.load_vec():
+        raise VectorsUnavailable("the sqlite-vec extension cannot be loaded")
+    qvec = query if isinstance(query, np.ndarray) else query_vector(query, model_dir)
+    qbytes = np.ascontiguousarray(qvec, dtype=np.float32).tobytes()
+    k = min(vec_store.MAX_K, max(64, limit * WINDOWS_PER_CHUNK))
+    while True:
+        rows = vec_store.knn(conn, qbytes, k, project)
+        best: dict[int, float] = {}
+        for rowid, _window, dist in rows:
+            if rowid not in best:
+                best[rowid] = dist
+        current = vec_store.current_chunks(conn, list(best), MODEL_ID)
+        hits = [(current[r], 1.0 - d * d / 2.0) for r, d in best.items() if r in current]
+        if len(hits) >= limit or len(rows) < k or k >= vec_store.MAX_K:
+            break
+        k = min(vec_store.MAX_K, k * 4)
+    if not hits and project is not None and not _project_has_vectors(conn, project):
+        raise VectorsUnavailable(f"no vectors for project {project} yet (run `causantic embed`)")
+    return VectorHits(hits[:limit], qvec, MODEL_ID)
+
+
+def _project_has_vectors(conn: apsw.Connection, project: str) -> bool:
+    return conn.execute(
+        f"SELECT 1 FROM {vec_store.META_TABLE} m JOIN chunks c ON c.rowid = m.chunk_rowid"
+        " WHERE c.project = ? AND m.model_id = ? LIMIT 1",
+        (project, MODEL_ID),
+    ).fetchone() is not None
+
+
+def chunk_vectors(conn: apsw.Connection, chunk_ids: Sequence[str]) -> dict[str, np.ndarray]:
+    """chunk id -> unit vector (the normalised mean of its windows), current model only.
+
+    Chunks without current vectors are absent. Needs no sqlite-vec (plain table).
+    """
+    import numpy as np
+
+    return {
+        cid: np.frombuffer(blob, dtype=np.float32)
+        for cid, blob in vec_store.mean_vectors(conn, list(chunk_ids), MODEL_ID).items()
+    }
+
+
+def similarities(
+    conn: apsw.Connection, chunk_ids: Sequence[str], query: np.ndarray
+) -> dict[str, float]:
+    """chunk id -> cosine between the query vector and the chunk's mean vector."""
+    import numpy as np
+
+    vecs = chunk_vectors(conn, chunk_ids)
+    if not vecs:
+        return {}
+    ids = list(vecs)
+    sims = np.stack([vecs[i] for i in ids]) @ np.asarray(query, dtype=np.float32)
+    return {cid: float(s) for cid, s in zip(ids, sims)}
