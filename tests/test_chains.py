@@ -209,7 +209,7 @@ def test_step_scores_penalise_weak_edges_and_skip_cycles_on_a_hand_built_graph()
     graph = chains._Graph(conn=None, backward=False)  # type: ignore[arg-type]
     for cid, stream, sub in (("A", "s\x1f", False), ("B", "s\x1f", False), ("C", "s\x1f", False),
                              ("X", "s\x1fagent", True), ("Y", "s\x1fagent", True)):
-        graph.nodes[cid] = chains._Node(0, 100, stream, sub)
+        graph.nodes[cid] = chains._Node(100, stream, sub, "")
     graph.adj = {"A": [("B", 0.5), ("X", 1.0)], "B": [("C", 1.0)], "C": [],
                  "X": [("Y", 1.0)], "Y": [("A", 1.0), ("B", 1.0)]}
     scores = dict.fromkeys("ABCXY", 1.0)
@@ -227,15 +227,17 @@ def test_chain_score_is_a_median_that_mildly_prefers_longer_chains():
     assert chains.chain_score([1.0, 1.0, 1.0]) > chains.chain_score([1.0, 1.0])
 
 
-def test_keyword_scores_are_term_coverage_in_unit_range(samples_db: Path):
+def test_keyword_scores_are_rarity_weighted_term_coverage(samples_db: Path):
     with open_store(samples_db, readonly=True) as store:
-        rows = dict(store.conn.execute("SELECT id, rowid FROM chunks").fetchall())
-        scores = chains.keyword_scores(store.conn, "TestRetryBackoff jitter kubernetes", rows)
+        texts = dict(store.conn.execute("SELECT id, text FROM chunks").fetchall())
+        scores = chains.keyword_scores(store.conn, "TestRetryBackoff jitter kubernetes", texts)
+        stems = chains.keyword_scores(store.conn, "idempotency keys", texts)
     assert scores and all(0 < s < 1 for s in scores.values())  # nothing holds "kubernetes"
     best = max(scores, key=scores.get)
-    with open_store(samples_db, readonly=True) as store:
-        text = store.conn.execute("SELECT text FROM chunks WHERE id = ?", (best,)).fetchone()[0]
-    assert "jitter" in text and "TestRetryBackoff" in text
+    assert "jitter" in texts[best] and "TestRetryBackoff" in texts[best]
+    assert set(scores) == {c for c, t in texts.items() if "TestRetryBackoff" in t or "jitter" in t}
+    # "keys" finds "key" (and "Idempotency-Key"), at word starts only.
+    assert any("Idempotency-Key" in texts[c] and s == 1.0 for c, s in stems.items())
 
 
 def test_cli_recall_and_predict_json_contract(samples_db: Path, capsys: pytest.CaptureFixture):

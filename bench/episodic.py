@@ -1,0 +1,171 @@
+"""Episodic memory latency: recall and predict at 100,000 chunks with the model loaded.
+
+Corpus: ``bench.corpus`` grows the shared transcripts to the wanted size by copying whole
+sessions (new ids, times and project names, edges mapped), with random unit vectors (seeded)
+so the hybrid seeds and the vector half of chain scoring do real work; cached in
+``~/.cache/causantic-bench/``. ``tiny=True`` uses about 1,000 chunks and writes nothing.
+
+Queries: the episodic benchmark queries (``bench/queries/episodic.json``), the fixed latency
+queries and user prompts sampled from the corpus (seeded). Every query runs once per
+operation, in this process, after warm-up calls on other text (model loaded, warm page
+cache: the MCP server's situation). The query-embedding cache is cleared before each timed
+call so every call embeds its query, as a fresh question would.
+
+Reported per operation: p50/p95/max of the whole call, the part spent finding seeds (the
+same `search` call the walk makes, timed on its own) and the share of answers that are
+chains. Also the session-start briefing (`reconstruct.briefing`, SQL only) per project, and
+a budget-capped timeline. Target: recall and predict p95 < 100 ms at 100,000 chunks.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import sys
+import time
+from typing import Any
+
+from bench.common import REPO_ROOT, cli_main, percentile, print_table, write_result
+from bench.corpus import SEED, corpus
+from bench.latency import FIXED_QUERIES
+
+SIZE = 100_000
+TINY_SIZE = 1_000
+TARGET_P95_MS = 100.0
+QUERIES_FILE = REPO_ROOT / "bench" / "queries" / "episodic.json"
+
+
+def episodic_queries() -> list[str]:
+    """The written episodic queries (recall and predict alike)."""
+    doc = json.loads(QUERIES_FILE.read_text())
+    return [q["query"] for q in doc["queries"]]
+
+
+def sampled_prompts(conn, n: int) -> list[str]:  # type: ignore[no-untyped-def]
+    """User prompts from the corpus, cut to their first 12 words (seeded sample)."""
+    prompts = sorted({
+        " ".join(p.split()[:12]) for (p,) in conn.execute(
+            "SELECT json_extract(meta, '$.prompt') FROM chunks"
+            " WHERE json_extract(meta, '$.prompt') IS NOT NULL ORDER BY rowid LIMIT 5000")
+        if p and not p.startswith("/") and len(p.split()) >= 4
+    })
+    return random.Random(SEED).sample(prompts, min(n, len(prompts)))
+
+
+def _clear_query_cache() -> None:
+    try:
+        from causantic.retrieval import vector
+    except ImportError:
+        return
+    cache = getattr(vector, "_query_cache", None)
+    if cache is not None:
+        cache.clear()
+
+
+def _summary(samples: list[float]) -> dict[str, float]:
+    return {"p50_ms": round(percentile(samples, 50), 2), "p95_ms": round(percentile(samples, 95), 2),
+            "max_ms": round(max(samples), 2) if samples else float("nan"), "n": len(samples)}
+
+
+def measure_chains(store, queries: list[str]) -> dict[str, Any]:  # type: ignore[no-untyped-def]
+    """Time recall and predict (and the seed search inside them) over the queries."""
+    from causantic.retrieval.chains import DEFAULT_LIMIT, DEFAULT_SEEDS, walk
+    from causantic.retrieval.search import search
+
+    out: dict[str, Any] = {}
+    for name, direction in (("recall", "backward"), ("predict", "forward")):
+        for warm in ("warm up the model and caches", "another warm-up question"):
+            walk(store, warm, direction)
+        totals, seeds, chains = [], [], 0
+        for q in queries:
+            _clear_query_cache()
+            t0 = time.perf_counter()
+            result = walk(store, q, direction)
+            totals.append((time.perf_counter() - t0) * 1000)
+            chains += result.mode == "chain"
+            _clear_query_cache()
+            t0 = time.perf_counter()
+            search(store, q, limit=max(DEFAULT_SEEDS, DEFAULT_LIMIT), max_tokens=1_000_000,
+                   mode="hybrid")
+            seeds.append((time.perf_counter() - t0) * 1000)
+        out[name] = {**_summary(totals), "seeds": _summary(seeds),
+                     "walk_p50_ms": round(percentile(totals, 50) - percentile(seeds, 50), 2),
+                     "chains": chains}
+    return out
+
+
+def measure_reconstruct(conn) -> dict[str, Any]:  # type: ignore[no-untyped-def]
+    """The session-start briefing (6,000 characters) for every project, and a timeline."""
+    from causantic.retrieval.reconstruct import briefing, reconstruct
+
+    projects = [p for (p,) in conn.execute("SELECT DISTINCT project FROM chunks ORDER BY project")]
+    briefing(conn, projects[0], max_chars=6000)
+    brief, timeline, sizes = [], [], []
+    for p in projects:
+        t0 = time.perf_counter()
+        text = briefing(conn, p, max_chars=6000)
+        brief.append((time.perf_counter() - t0) * 1000)
+        sizes.append(len(text))
+        t0 = time.perf_counter()
+        reconstruct(conn, p, max_tokens=4000)
+        timeline.append((time.perf_counter() - t0) * 1000)
+    return {"briefing": {**_summary(brief), "max_chars_seen": max(sizes)},
+            "timeline": _summary(timeline), "projects": len(projects)}
+
+
+def run(tiny: bool = False) -> dict[str, Any]:
+    """Build or reuse the corpus, load the model, measure, print, write the result."""
+    from causantic.store import open_store
+
+    info = corpus(TINY_SIZE if tiny else SIZE, vectors=True)
+    model = "unavailable"
+    try:
+        from causantic.embed import get_embedder
+
+        model = get_embedder().model_id
+    except Exception as exc:  # noqa: BLE001 - the bench reports keyword-only instead
+        model = f"unavailable ({type(exc).__name__})"
+    with open_store(info.path, readonly=True) as store:
+        vectors_note = "keyword only"
+        try:
+            from causantic.retrieval.vector import vectors_state
+
+            vectors_note = vectors_state(store.conn) or "hybrid (vectors stored)"
+        except ImportError:
+            pass
+        qs = episodic_queries() + FIXED_QUERIES + sampled_prompts(store.conn, 8 if tiny else 24)
+        if tiny:
+            qs = qs[:6]
+        chains = measure_chains(store, qs)
+        recon = measure_reconstruct(store.conn)
+    rows = []
+    for name in ("recall", "predict"):
+        s = chains[name]
+        rows.append({"operation": name, "chunks": info.chunks, "queries": s["n"],
+                     "p50 ms": s["p50_ms"], "p95 ms": s["p95_ms"], "max ms": s["max_ms"],
+                     "seeds p50 ms": s["seeds"]["p50_ms"], "walk p50 ms": s["walk_p50_ms"],
+                     "chains": f"{s['chains']}/{s['n']}",
+                     "target": f"p95 < {TARGET_P95_MS:g} ms",
+                     "met": "" if tiny else ("yes" if s["p95_ms"] < TARGET_P95_MS else "NO")})
+    for name in ("briefing", "timeline"):
+        s = recon[name]
+        rows.append({"operation": f"reconstruct {name}", "chunks": info.chunks,
+                     "queries": s["n"], "p50 ms": s["p50_ms"], "p95 ms": s["p95_ms"],
+                     "max ms": s["max_ms"], "seeds p50 ms": "", "walk p50 ms": "", "chains": "",
+                     "target": "", "met": ""})
+    print_table(f"Episodic memory latency (in process, model {model}; {vectors_note})", rows)
+    payload = {"corpus": {k: v for k, v in info.as_dict().items() if k != "path"},
+               "model": model, "vectors": vectors_note, "target_p95_ms": TARGET_P95_MS,
+               "queries": len(qs), "chains": chains, "reconstruct": recon}
+    write_result("episodic", payload, tiny)
+    return payload
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m bench.episodic [--tiny]``."""
+    return cli_main(run, argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
+
