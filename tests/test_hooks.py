@@ -297,3 +297,39 @@ def test_hook_runs_under_sh_with_cwd_fallback(shared_db: Path, tmp_path: Path):
                            "session-start"], input=b"{}", capture_output=True, cwd=folder,
                           timeout=60, env={**os.environ})
     assert "spotter" in context_of(proc, "SessionStart")
+
+
+def test_injected_briefing_is_not_ingested_back(shared_db: Path, tmp_path: Path):
+    """Claude Code persists injected context in the transcript; our own ingest must skip it,
+    or every briefing would become memory and be briefed again."""
+    context = context_of(hook("session-start", json.dumps({"cwd": SPOTTER_CWD}),
+                              "--db", str(shared_db)), "SessionStart")
+    session = "99999999-aaaa-4bbb-8ccc-000000000009"
+    base = {"isSidechain": False, "userType": "external", "cwd": "/home/dev/newproj",
+            "sessionId": session, "version": "2.1.29", "gitBranch": "main"}
+    records = [
+        {**base, "type": "user", "isMeta": True, "uuid": "u0", "parentUuid": None,
+         "timestamp": "2026-03-09T10:00:00.000Z",
+         "message": {"role": "user", "content":
+                     f"<system-reminder>\nSessionStart hook additional context: {context}\n"
+                     "</system-reminder>"}},
+        {**base, "type": "user", "uuid": "u1", "parentUuid": "u0",
+         "timestamp": "2026-03-09T10:00:05.000Z",
+         "message": {"role": "user", "content": "Rename the config loader to settings."}},
+        {**base, "type": "assistant", "uuid": "a1", "parentUuid": "u1",
+         "timestamp": "2026-03-09T10:00:09.000Z",
+         "message": {"id": "m1", "role": "assistant",
+                     "content": [{"type": "text", "text": "Renamed it."}]}},
+    ]
+    path = tmp_path / "projects" / "-home-dev-newproj" / f"{session}.jsonl"
+    path.parent.mkdir(parents=True)
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    db = tmp_path / "round.db"
+    ingest = subprocess.run([PYTHON, "-m", "causantic", "--db", str(db), "ingest", "--no-embed",
+                             str(path)], capture_output=True, text=True, timeout=120)
+    assert ingest.returncode == 0, ingest.stderr
+    with open_store(db, readonly=True) as store:
+        texts = [t for (t,) in store.conn.execute("SELECT text FROM chunks")]
+    assert texts and any("Rename the config loader" in t for t in texts)
+    briefing_line = context.splitlines()[1]
+    assert not any(briefing_line in t or MEMORY_OPEN in t for t in texts)
