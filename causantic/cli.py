@@ -201,6 +201,16 @@ def cmd_doctor(args: argparse.Namespace, settings: Settings) -> int:
     return 0 if report.healthy else 1
 
 
+def cmd_benchmark(args: argparse.Namespace, settings: Settings) -> int:
+    from causantic.benchmark import run_benchmark
+    from causantic.store import open_store
+
+    with open_store(settings.db_path, readonly=True) as store:
+        report = run_benchmark(store, quick=args.quick, samples=args.samples)
+    _emit(args, report.as_dict(), report.render())
+    return 0
+
+
 def cmd_forget(args: argparse.Namespace, settings: Settings) -> int:
     from causantic.forget import forget
     from causantic.store import open_store
@@ -334,6 +344,14 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = command("doctor", cmd_doctor, "Check the database, model, vectors, hooks and MCP setup.",
                 "causantic doctor")
+    p.add_argument("--json", action="store_true")
+
+    p = command("benchmark", cmd_benchmark,
+                "Score this memory out of 100: health, self-retrieval, chains, latency.",
+                "causantic benchmark --quick")
+    p.add_argument("--quick", action="store_true",
+                   help="fewer samples and a partial integrity check (seconds, not minutes)")
+    p.add_argument("--samples", type=_positive, help="chunks to search for (default 40, quick 10)")
     p.add_argument("--json", action="store_true")
 
     p = command("forget", cmd_forget, "Delete memory for good (previews unless --yes).",

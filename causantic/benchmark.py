@@ -1,0 +1,445 @@
+"""`causantic benchmark`: how well does memory work on *this* store? A score out of 100.
+
+Everything is measured on the user's own database, read-only:
+
+- **health**: counts, orphan chunks (no edge in or out), chunks without a current vector,
+  schema version, and SQLite's integrity check (``PRAGMA integrity_check``, which also checks
+  the FTS5 index; ``--quick`` checks only the small tables, because a full check reads the
+  whole file);
+- **self-retrieval**: chunks sampled with a fixed seed are searched for (default search mode,
+  as a user would) by their *distinctive* words (the rarest by FTS document frequency) and
+  by a *paraphrase-like* subset that drops the rare words and keeps mid-frequency ones; a
+  chunk counts as found when it (or a chunk with identical text, which search collapses)
+  comes back in the top 5 / top 10;
+- **chains**: the share of chunks linked to at least one other chunk, and the mean length of
+  the chains of consecutive chunks in each session stream;
+- **latency**: p50/p95 of the searches above, and of recall/predict when they exist.
+
+Each component earns points (weights in ``WEIGHTS``); a low component comes with one line of
+advice naming the command that fixes it. An empty store gets no score and says so.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import apsw
+
+from causantic.store.db import Store
+
+SEED = 20260122
+SAMPLES = 40
+QUICK_SAMPLES = 10
+CHAIN_QUERIES = 8
+QUICK_CHAIN_QUERIES = 3
+DISTINCT_TERMS = 5
+PARAPHRASE_TERMS = 6
+EXACT_K = 5
+PARAPHRASE_K = 10
+MIN_CHUNK_TOKENS = 40
+LATENCY_FULL_MS = 100.0  # search p95 at or under this earns every latency point
+LATENCY_ZERO_MS = 1000.0  # ... and at or over this, none
+WEIGHTS = {
+    "integrity": 15,
+    "schema": 5,
+    "vectors": 15,
+    "self-retrieval (distinctive words)": 20,
+    "self-retrieval (paraphrase-like)": 15,
+    "chains": 15,
+    "latency": 15,
+}
+_WORD_OK = re.compile(r"^[^\W\d_]{3,30}$")  # letters only: no ids, hashes or numbers
+_SMALL_TABLES = ("sessions", "edges", "files", "forgotten")
+
+
+@dataclass(frozen=True)
+class Component:
+    """One part of the score."""
+
+    name: str
+    points: float
+    weight: int
+    detail: str
+    advice: str | None = None
+
+    def as_dict(self) -> dict[str, object]:
+        return {"name": self.name, "points": round(self.points, 1), "weight": self.weight,
+                "detail": self.detail, "advice": self.advice}
+
+
+@dataclass
+class BenchmarkReport:
+    """Everything `causantic benchmark` measured; `score` is None for an empty store."""
+
+    db_path: str
+    quick: bool
+    health: dict[str, Any]
+    self_retrieval: dict[str, Any] = field(default_factory=dict)
+    chains: dict[str, Any] = field(default_factory=dict)
+    latency: dict[str, Any] = field(default_factory=dict)
+    components: list[Component] = field(default_factory=list)
+    score: int | None = None
+    seconds: float = 0.0
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "db": self.db_path, "quick": self.quick, "score": self.score,
+            "components": [c.as_dict() for c in self.components],
+            "health": self.health, "self_retrieval": self.self_retrieval,
+            "chains": self.chains, "latency": self.latency, "seconds": round(self.seconds, 2),
+        }
+
+    def render(self) -> str:
+        """The text report: score, components, advice."""
+        h = self.health
+        lines = [f"Memory benchmark of {self.db_path}" + (" (quick)" if self.quick else "")]
+        if self.score is None:
+            lines.append(f"Memory is empty ({h['chunks']} chunks): nothing to measure. "
+                         "Run `causantic ingest` first.")
+            lines.append(f"Integrity: {h['integrity']}; schema version {h['schema_version']}.")
+            return "\n".join(lines)
+        lines.append(f"Score: {self.score}/100")
+        lines.append("")
+        width = max(len(c.name) for c in self.components)
+        for c in self.components:
+            lines.append(f"  {c.name.ljust(width)}  {c.points:5.1f}/{c.weight:<3d} {c.detail}")
+        advice = [c.advice for c in self.components if c.advice]
+        if advice:
+            lines.append("")
+            lines.append("Advice:")
+            lines += [f"- {a}" for a in advice]
+        lines.append("")
+        lines.append(
+            f"{h['chunks']} chunks in {h['sessions']} sessions of {h['projects']} projects, "
+            f"{h['edges']} edges; measured in {self.seconds:.1f} s.")
+        return "\n".join(lines)
+
+
+def run_benchmark(store: Store, *, quick: bool = False, samples: int | None = None,
+                  seed: int = SEED) -> BenchmarkReport:
+    """Measure the store (read-only use is enough) and score it; see the module docstring."""
+    started = time.perf_counter()
+    conn = store.conn
+    report = BenchmarkReport(str(store.path), quick, health(conn, quick))
+    phases = {"health": time.perf_counter() - started}
+    if report.health["chunks"] == 0:
+        report.seconds = time.perf_counter() - started
+        return report
+    mark = time.perf_counter()
+    report.chains = chain_coverage(conn)
+    phases["chains"] = time.perf_counter() - mark
+    mark = time.perf_counter()
+    n = samples or (QUICK_SAMPLES if quick else SAMPLES)
+    report.self_retrieval, search_ms, chain_queries = self_retrieval(store, n, seed, quick)
+    phases["self_retrieval"] = time.perf_counter() - mark
+    mark = time.perf_counter()
+    report.latency = latency(store, search_ms, chain_queries[: QUICK_CHAIN_QUERIES if quick
+                                                             else CHAIN_QUERIES])
+    phases["recall_predict"] = time.perf_counter() - mark
+    report.latency["phase_seconds"] = {k: round(v, 3) for k, v in phases.items()}
+    report.components = score_components(report)
+    report.score = round(sum(c.points for c in report.components))
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+# -- health ----------------------------------------------------------------------------------
+
+
+def health(conn: apsw.Connection, quick: bool) -> dict[str, Any]:
+    """Counts, orphans, vector coverage, schema version and the integrity check."""
+    from causantic.store.schema import MIGRATIONS
+
+    one = lambda sql: conn.execute(sql).fetchone()[0]  # noqa: E731
+    chunks = int(one("SELECT count(*) FROM chunks"))
+    out: dict[str, Any] = {
+        "chunks": chunks,
+        "sessions": int(one("SELECT count(DISTINCT session_id) FROM chunks")),
+        "projects": int(one("SELECT count(DISTINCT project) FROM chunks")),
+        "edges": int(one("SELECT count(*) FROM edges")),
+        "orphan_chunks": int(one(
+            "SELECT count(*) FROM chunks c WHERE NOT EXISTS (SELECT 1 FROM edges WHERE src = c.id)"
+            " AND NOT EXISTS (SELECT 1 FROM edges WHERE dst = c.id)")),
+        "schema_version": int(one("PRAGMA user_version")),
+        "schema_latest": len(MIGRATIONS),
+    }
+    out.update(_vector_counts(conn, chunks))
+    if quick:
+        tables = [t for t in _SMALL_TABLES if _table_exists(conn, t)]
+        problems = [r[0] for t in tables for r in conn.execute(f"PRAGMA quick_check({t})")
+                    if r[0] != "ok"]
+        out["integrity_scope"] = "quick: " + ", ".join(tables)
+    else:
+        problems = [r[0] for r in conn.execute("PRAGMA integrity_check") if r[0] != "ok"]
+        out["integrity_scope"] = "full"
+    out["integrity"] = "ok" if not problems else "; ".join(problems[:3])
+    return out
+
+
+def _vector_counts(conn: apsw.Connection, chunks: int) -> dict[str, Any]:
+    try:
+        from causantic.model import MODEL_ID
+        from causantic.store import vectors as vec_store
+    except ImportError:  # a build without the vector side
+        return {"vector_table": False, "embedded": 0, "unembedded": 0, "stale_vectors": 0}
+    if not _table_exists(conn, vec_store.META_TABLE):
+        return {"vector_table": False, "embedded": 0, "unembedded": 0, "stale_vectors": 0}
+    counts = vec_store.counts(conn)
+    current = counts.by_model.get(MODEL_ID, 0)
+    return {"vector_table": True, "embedded": current, "unembedded": chunks - counts.embedded,
+            "stale_vectors": counts.stale(MODEL_ID), "model_id": MODEL_ID}
+
+
+def _table_exists(conn: apsw.Connection, name: str) -> bool:
+    return conn.execute("SELECT 1 FROM sqlite_master WHERE name = ? AND type = 'table'",
+                        (name,)).fetchone() is not None
+
+
+# -- chains ----------------------------------------------------------------------------------
+
+
+def chain_coverage(conn: apsw.Connection) -> dict[str, Any]:
+    """Share of chunks on a chain (any edge), and mean chain length per session stream.
+
+    A stream's chunks joined by its `next` edges form chains (a topic-shift cut starts a new
+    one), so chains = chunks - next edges within streams, and mean length = chunks / chains.
+    """
+    one = lambda sql: int(conn.execute(sql).fetchone()[0])  # noqa: E731
+    chunks = one("SELECT count(*) FROM chunks")
+    orphans = one(
+        "SELECT count(*) FROM chunks c WHERE NOT EXISTS (SELECT 1 FROM edges WHERE src = c.id)"
+        " AND NOT EXISTS (SELECT 1 FROM edges WHERE dst = c.id)")
+    inside = one(
+        "SELECT count(*) FROM edges e JOIN chunks a ON a.id = e.src JOIN chunks b ON b.id = e.dst"
+        " WHERE e.kind = 'next' AND a.session_id = b.session_id AND a.agent_id = b.agent_id")
+    streams = one("SELECT count(*) FROM (SELECT DISTINCT session_id, agent_id FROM chunks)")
+    chains = max(1, chunks - inside)
+    return {
+        "on_chain": chunks - orphans,
+        "on_chain_share": round((chunks - orphans) / chunks, 4) if chunks else 0.0,
+        "streams": streams,
+        "chains": chains,
+        "mean_chain_length": round(chunks / chains, 2),
+        "edge_kinds": dict(conn.execute("SELECT kind, count(*) FROM edges GROUP BY kind").fetchall()),
+    }
+
+
+# -- self-retrieval --------------------------------------------------------------------------
+
+
+def self_retrieval(store: Store, n: int, seed: int, quick: bool
+                   ) -> tuple[dict[str, Any], list[float], list[str]]:
+    """Search for sampled chunks by their own words; returns (summary, search ms, queries)."""
+    from causantic.retrieval.fts import STOP_WORDS
+    from causantic.retrieval.search import search
+
+    conn = store.conn
+    rowids = [r for (r,) in conn.execute(
+        "SELECT rowid FROM chunks WHERE tokens >= ? ORDER BY rowid", (MIN_CHUNK_TOKENS,))]
+    picked = random.Random(seed).sample(rowids, min(n, len(rowids)))
+    rows = []
+    for i in range(0, len(picked), 500):
+        batch = picked[i : i + 500]
+        rows += conn.execute(
+            f"SELECT rowid, id, text FROM chunks WHERE rowid IN ({','.join('?' * len(batch))})",
+            batch).fetchall()
+    rows.sort(key=lambda r: picked.index(r[0]))
+    tokenizer = conn.fts5_tokenizer("porter", ["unicode61"])
+    words: list[dict[str, str]] = []
+    for _, _, text in rows:
+        data = text.encode("utf-8")
+        stems: dict[str, str] = {}
+        for start, end, stem, *_ in tokenizer(data, apsw.FTS5_TOKENIZE_DOCUMENT, None):
+            word = data[start:end].decode("utf-8", "replace")
+            if _WORD_OK.match(word) and word.lower() not in STOP_WORDS:
+                stems.setdefault(stem, word)
+        words.append(stems)
+    df = _doc_frequencies(conn, {s for w in words for s in w}, scan=not quick)
+    total = max(1, int(conn.execute("SELECT count(*) FROM chunks").fetchone()[0]))
+
+    # One untimed search first: the model loads on the first vector query, once per process.
+    warm = search(store, "warm up", limit=1)
+    found = {"distinctive": 0, "paraphrase": 0}
+    tried = {"distinctive": 0, "paraphrase": 0}
+    misses: dict[str, list[str]] = {"distinctive": [], "paraphrase": []}
+    durations: list[float] = []
+    # A hybrid search without usable vectors answers from keywords, with a notice.
+    mode, notice = ("keyword" if warm.notice else warm.mode), warm.notice
+    queries: list[str] = []
+    for (_, cid, text), stems in zip(rows, words):
+        ranked = sorted(stems, key=lambda s: (df.get(s, 0) or total, s))
+        ranked = [s for s in ranked if df.get(s, 0) > 0]
+        distinct = [stems[s] for s in ranked[:DISTINCT_TERMS]]
+        common_cap = max(2, total // 20)  # words in more than 5 % of chunks say little
+        middle = [s for s in ranked[len(ranked) // 3:] if df[s] <= common_cap]
+        paraphrase = [stems[s] for s in middle[:PARAPHRASE_TERMS]]
+        for kind, terms, k in (("distinctive", distinct, EXACT_K),
+                               ("paraphrase", paraphrase, PARAPHRASE_K)):
+            if len(terms) < 2:
+                continue
+            query = " ".join(terms)
+            result = search(store, query, limit=k, max_tokens=10**6)
+            durations.append(result.duration_ms)
+            tried[kind] += 1
+            if any(h.chunk_id == cid or h.text == text for h in result.results):
+                found[kind] += 1
+            elif len(misses[kind]) < 5:
+                misses[kind].append(cid)
+            if kind == "distinctive":
+                queries.append(query)
+    summary = {
+        "samples": len(rows), "seed": seed, "mode": mode, "notice": notice,
+        "distinctive": {"queries": tried["distinctive"], "found": found["distinctive"],
+                        "k": EXACT_K, "rate": _rate(found["distinctive"], tried["distinctive"]),
+                        "missed_chunks": misses["distinctive"]},
+        "paraphrase": {"queries": tried["paraphrase"], "found": found["paraphrase"],
+                       "k": PARAPHRASE_K, "rate": _rate(found["paraphrase"], tried["paraphrase"]),
+                       "missed_chunks": misses["paraphrase"]},
+    }
+    return summary, durations, queries
+
+
+def _doc_frequencies(conn: apsw.Connection, stems: set[str], scan: bool) -> dict[str, int]:
+    """FTS document frequency of each stem, from the `chunks_fts_vocab` table.
+
+    fts5vocab counts a term by reading its whole doclist, so a few hundred point lookups are
+    cheapest for a quick run, and one pass over the vocabulary for a larger sample.
+    """
+    if scan:
+        return {t: d for t, d in conn.execute("SELECT term, doc FROM chunks_fts_vocab")
+                if t in stems}
+    out = {}
+    for stem in stems:
+        row = conn.execute("SELECT doc FROM chunks_fts_vocab WHERE term = ?", (stem,)).fetchone()
+        if row is not None:
+            out[stem] = int(row[0])
+    return out
+
+
+def _rate(found: int, tried: int) -> float | None:
+    return round(found / tried, 4) if tried else None
+
+
+# -- latency ---------------------------------------------------------------------------------
+
+
+def latency(store: Store, search_ms: list[float], queries: list[str]) -> dict[str, Any]:
+    """Percentiles of the self-retrieval searches, and of recall/predict when they exist."""
+    out: dict[str, Any] = {"search": _percentiles(search_ms)}
+    for name in ("recall", "predict"):
+        fn = _episodic(name)
+        if fn is None or not queries:
+            out[name] = None
+            continue
+        samples = []
+        for q in queries:
+            t0 = time.perf_counter()
+            fn(store, q)
+            samples.append((time.perf_counter() - t0) * 1000.0)
+        out[name] = _percentiles(samples)
+    return out
+
+
+def _episodic(name: str) -> Callable[..., Any] | None:
+    try:
+        from causantic.retrieval import chains
+    except ImportError:
+        return None
+    fn = getattr(chains, name, None)
+    return fn if callable(fn) else None
+
+
+def _percentiles(samples: list[float]) -> dict[str, float] | None:
+    if not samples:
+        return None
+    ordered = sorted(samples)
+
+    def pct(q: float) -> float:
+        pos = (len(ordered) - 1) * q
+        lo = int(pos)
+        hi = min(lo + 1, len(ordered) - 1)
+        return ordered[lo] + (ordered[hi] - ordered[lo]) * (pos - lo)
+
+    return {"p50_ms": round(pct(0.5), 1), "p95_ms": round(pct(0.95), 1), "n": len(ordered)}
+
+
+# -- the score -------------------------------------------------------------------------------
+
+
+def score_components(r: BenchmarkReport) -> list[Component]:
+    """Points per component, with advice where a component is low."""
+    h, s, c, lat = r.health, r.self_retrieval, r.chains, r.latency
+    out = []
+    w = WEIGHTS["integrity"]
+    ok = h["integrity"] == "ok"
+    out.append(Component("integrity", w if ok else 0.0, w, f"{h['integrity']} ({h['integrity_scope']})",
+                         None if ok else "the database is damaged: move it aside and run "
+                         "`causantic ingest` to rebuild it from your transcripts"))
+    w = WEIGHTS["schema"]
+    current = h["schema_version"] == h["schema_latest"]
+    out.append(Component("schema", w if current else 0.0, w,
+                         f"version {h['schema_version']} of {h['schema_latest']}",
+                         None if current else "the schema is older than this causantic: run "
+                         "`causantic ingest` once to migrate it (a backup is kept)"))
+
+    w = WEIGHTS["vectors"]
+    share = h["embedded"] / h["chunks"]
+    advice = None
+    if h.get("stale_vectors"):
+        advice = (f"{h['stale_vectors']} chunks have vectors from another model: "
+                  "run `causantic reindex`")
+    elif share < 0.95:
+        advice = (f"{100 * (1 - share):.0f} % of chunks have no vector: run `causantic embed` "
+                  "(semantic and hybrid search only see embedded chunks)")
+    out.append(Component("vectors", w * share, w,
+                         f"{h['embedded']} of {h['chunks']} chunks embedded", advice))
+
+    for key, kind in (("self-retrieval (distinctive words)", "distinctive"),
+                      ("self-retrieval (paraphrase-like)", "paraphrase")):
+        w = WEIGHTS[key]
+        part = s[kind]
+        rate = part["rate"] if part["rate"] is not None else 1.0
+        advice = None
+        if kind == "distinctive" and rate < 0.8:
+            advice = (f"search missed {100 * (1 - rate):.0f} % of sampled chunks by their rarest "
+                      "words: if the integrity check is ok, the same transcripts were probably "
+                      "ingested twice from different paths (see `causantic list-sessions`)")
+        if kind == "paraphrase" and rate < 0.5:
+            advice = ("paraphrase-like queries rarely find their chunk: "
+                      + ("run `causantic embed` so hybrid search can match by meaning"
+                         if share < 0.95 or s.get("notice") else
+                         "hybrid search is on; this store has many near-identical chunks"))
+        out.append(Component(key, w * rate, w,
+                             f"{part['found']}/{part['queries']} found in the top {part['k']}"
+                             f" ({s['mode']} search)", advice))
+
+    w = WEIGHTS["chains"]
+    on = c["on_chain_share"]
+    out.append(Component("chains", w * min(1.0, on / 0.9), w,
+                         f"{100 * on:.0f} % of chunks on a chain, mean chain length "
+                         f"{c['mean_chain_length']}",
+                         None if on >= 0.8 else
+                         f"{100 * (1 - on):.0f} % of chunks are on no chain (one-chunk sessions "
+                         "or sessions ingested before linking): run `causantic ingest` again, and "
+                         "check its warnings"))
+
+    w = WEIGHTS["latency"]
+    p95 = (lat.get("search") or {}).get("p95_ms")
+    if p95 is None:
+        points = float(w)
+    else:
+        points = w * max(0.0, min(1.0, (LATENCY_ZERO_MS - p95) / (LATENCY_ZERO_MS - LATENCY_FULL_MS)))
+    parts = [f"search p95 {p95} ms" if p95 is not None else "search not timed"]
+    for name in ("recall", "predict"):
+        if lat.get(name):
+            parts.append(f"{name} p95 {lat[name]['p95_ms']} ms")
+    out.append(Component("latency", points, w, ", ".join(parts),
+                         None if points >= w * 0.8 else
+                         f"search p95 is {p95} ms: measure again when the machine is idle; a "
+                         "very large memory can be trimmed with `causantic forget`"))
+    return out
