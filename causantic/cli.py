@@ -166,8 +166,13 @@ def cmd_hook_status(args: argparse.Namespace, settings: Settings) -> int:
 def cmd_install(args: argparse.Namespace, settings: Settings) -> int:
     from causantic.claude import install
 
-    plan = install.plan_install(settings, db=args.db, register_mcp=not args.print)
-    return _apply_plan(args, settings, plan, "installed")
+    plan = install.plan_install(settings, db=str(settings.db_path) if args.db else None,
+                                register_mcp=not args.print)
+    code = _apply_plan(args, settings, plan, "installed")
+    if not settings.db_path.exists():
+        print("Memory is empty: run `causantic ingest` once to read the transcripts you already "
+              "have (the hooks keep it current from then on).")
+    return code
 
 
 def cmd_uninstall(args: argparse.Namespace, settings: Settings) -> int:
@@ -215,6 +220,8 @@ def cmd_forget(args: argparse.Namespace, settings: Settings) -> int:
     from causantic.forget import forget
     from causantic.store import open_store
 
+    if not settings.db_path.exists():
+        raise CausanticError(f"no memory yet at {settings.db_path}; nothing to forget")
     with open_store(settings.db_path, readonly=not args.yes) as store:
         result = forget(store, project=args.project, session_id=args.session, after=args.after,
                         before=args.before, query=args.query, threshold=args.threshold,

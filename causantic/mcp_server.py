@@ -198,6 +198,8 @@ def build_server(settings: Settings) -> MCPServer:
         from causantic.forget import forget as run
         from causantic.store import open_store
 
+        if not settings.db_path.exists():
+            raise ToolError(f"no memory yet at {settings.db_path}; nothing to forget")
         with _errors(), open_store(settings.db_path, readonly=dry_run) as store:
             return run(store, project=project, session_id=session_id, after=after, before=before,
                        query=query, threshold=threshold, dry_run=dry_run,
