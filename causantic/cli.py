@@ -138,6 +138,40 @@ def cmd_list_sessions(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
+def cmd_recall(args: argparse.Namespace, settings: Settings) -> int:
+    return _chain(args, settings, "backward")
+
+
+def cmd_predict(args: argparse.Namespace, settings: Settings) -> int:
+    return _chain(args, settings, "forward")
+
+
+def _chain(args: argparse.Namespace, settings: Settings, direction: str) -> int:
+    from causantic.retrieval.chains import walk
+    from causantic.store import open_store
+
+    with open_store(settings.db_path, readonly=True) as store:
+        result = walk(store, args.query, direction, project=args.project, limit=args.limit,
+                      max_tokens=args.max_tokens or settings.max_tokens, max_chars=args.max_chars)
+    _emit(args, result.as_dict(), result.text)
+    return 0
+
+
+def cmd_reconstruct(args: argparse.Namespace, settings: Settings) -> int:
+    from causantic.retrieval.reconstruct import reconstruct
+    from causantic.store import open_store
+
+    with open_store(settings.db_path, readonly=True) as store:
+        result = reconstruct(
+            store.conn, args.project, mode=args.mode, session=args.session,
+            previous_session=args.previous_session, current_session=args.current_session,
+            days_back=args.days_back, start=args.start, end=args.end,
+            max_tokens=args.max_tokens or settings.max_tokens, max_chars=args.max_chars,
+        )
+    _emit(args, result.as_dict(), result.text)
+    return 0
+
+
 # -- Claude Code integration (issue 6): MCP server, hooks, install, doctor, forget ----------
 
 
@@ -326,6 +360,43 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--days-back", type=_positive, help="only sessions active in the last N days")
     p.add_argument("--limit", type=_positive, default=50)
     p.add_argument("--json", action="store_true")
+
+    for name, handler, summary, example in (
+        ("recall", cmd_recall,
+         "How did we get here: the chain of past work that led to what the query finds, "
+         "oldest first.", 'causantic recall "how did we fix the flaky PTY streaming" '
+         "--project napoli-matcha"),
+        ("predict", cmd_predict,
+         "What came next: the chain of past work that followed what the context finds, "
+         "oldest first.", 'causantic predict "TestRetryBackoff is flaky on CI" --max-tokens 2000'),
+    ):
+        p = command(name, handler, summary, example)
+        p.add_argument("query", metavar="QUERY" if name == "recall" else "CONTEXT")
+        query_options(p)
+        p.add_argument("--max-chars", type=_positive, help="hard cap on the answer's characters")
+
+    p = command("reconstruct", cmd_reconstruct,
+                "What happened: a project's chunks in time order, or a briefing of its last "
+                "session for resuming work.",
+                "causantic reconstruct --project cli --previous-session --mode briefing")
+    p.add_argument("--project", required=True, help="the project (see list-projects)")
+    p.add_argument("--mode", choices=("timeline", "briefing"), default="timeline",
+                   help="timeline (default): chunks oldest first, newest kept when the budget "
+                   "is tight; briefing: the session's state plus its recent conversation")
+    p.add_argument("--session", metavar="ID", help="one session (at least 8 characters of its id)")
+    p.add_argument("--previous-session", action="store_true",
+                   help="the session before the newest one (or before --current-session)")
+    p.add_argument("--current-session", metavar="ID", help="with --previous-session: the session "
+                   "to look back from")
+    p.add_argument("--days-back", type=_positive, help="only the last N days")
+    p.add_argument("--from", dest="start", metavar="WHEN",
+                   help="from this date or time (ISO, UTC unless it has an offset)")
+    p.add_argument("--to", dest="end", metavar="WHEN",
+                   help="up to this date (the whole day) or time")
+    p.add_argument("--max-tokens", type=_positive, help="answer budget in tokens (default 4000)")
+    p.add_argument("--max-chars", type=_positive, help="hard cap on the answer's characters")
+    p.add_argument("--json", action="store_true", help="one JSON object (DESIGN.md section 4)")
+
     command("serve-mcp", cmd_serve_mcp, "Run the MCP server on stdin/stdout (Claude Code starts it).",
             "claude mcp add --scope user causantic -- $(which python) -m causantic serve-mcp")
 

@@ -28,6 +28,7 @@ import apsw
 from causantic.chunking import DEFAULT_MAX_TOKENS, Chunk, chunk_turn
 from causantic.errors import CausanticError, UsageError
 from causantic.linking import link_project_continuations, link_session
+from causantic.session_state import refresh as refresh_session_states
 from causantic.store import files as file_table
 from causantic.store.chunks import delete_from, insert_chunks
 from causantic.store.db import Store
@@ -256,6 +257,7 @@ def _write(
             edges = sum(link_session(conn, sid) for sid in sorted(touched))
             for project in sorted({projects.get(s, "unknown") for s in touched}):
                 edges += link_project_continuations(conn, project)
+            refresh_session_states(conn, touched)
             file_table.save_checkpoint(
                 conn,
                 file_id,

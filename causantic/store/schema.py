@@ -210,3 +210,30 @@ def create_vector_meta(conn: apsw.Connection) -> None:
         """
     )
 
+
+@migration
+def create_session_state(conn: apsw.Connection) -> None:
+    """Per-session state derived from chunks (issue 4; see `causantic.session_state`).
+
+    One JSON document per session with the chunk count and end time it was computed from, so
+    a reader can tell a stale row and recompute. Deleting any chunk of a session drops its
+    state (forgotten data must not survive here); ingest writes it again in the same
+    transaction when it re-adds chunks. Existing databases get states lazily at read time.
+    """
+    conn.execute(
+        """
+        CREATE TABLE session_state (
+            session_id TEXT PRIMARY KEY,
+            project TEXT NOT NULL,
+            start_time TEXT NOT NULL,
+            end_time TEXT NOT NULL,
+            chunks INTEGER NOT NULL,               -- chunks it was computed from
+            state TEXT NOT NULL,                   -- JSON (causantic.session_state)
+            computed_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ','now'))
+        ) WITHOUT ROWID;
+        CREATE INDEX session_state_by_project ON session_state(project, end_time);
+        CREATE TRIGGER chunks_session_state_delete AFTER DELETE ON chunks BEGIN
+            DELETE FROM session_state WHERE session_id = old.session_id;
+        END;
+        """
+    )

@@ -1,0 +1,587 @@
+"""`reconstruct`: what happened recently, or in one session, as a timeline or a briefing.
+
+- **timeline**: the chosen chunks in time order, one `=== Session … ===` header per session
+  and a time line per chunk (sub-agent chunks say so). When the budget is tight the NEWEST
+  chunks are kept (what happened last matters most when resuming) and the title says how
+  many older ones were left out.
+- **briefing**: for resuming work: the last session's state (branch, last request, outcome,
+  commits, open todos, errors and whether they were resolved, files edited and read,
+  commands), a line on the sessions before it, then as much of its most recent conversation
+  as fits (newest kept).
+
+Selection (all given filters apply together): `session` (a prefix of at least 8 characters),
+`previous_session` (the session before the newest one, or before `current_session`),
+`days_back`, `start`/`end` (ISO dates or times, UTC unless they carry an offset; a date-only
+`end` includes that whole day). Without any, a timeline covers the project's most recent
+chunks and a briefing its newest session.
+
+This module is SQL and string work only (no numpy, onnxruntime or mcp) so the session-start
+hook can call `briefing` within its time budget. Everything takes an apsw connection.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+
+import apsw
+
+from causantic.config import HARD_INJECTION_CAP
+from causantic.errors import UsageError
+from causantic.retrieval import render
+from causantic.retrieval.render import Hit, short_time
+from causantic.session_state import SessionState, load_state
+
+MODES = ("timeline", "briefing")
+MIN_PREFIX = 8
+_MIN_SHORTENED = 210  # do not show less than ~60 tokens of a chunk
+_TODO_MARKS = {"completed": "x", "in_progress": "~"}
+
+
+@dataclass(frozen=True)
+class ReconstructResult:
+    """A timeline or briefing; `as_dict` follows the query commands' JSON contract."""
+
+    query: str  # what was reconstructed, in words
+    mode: str  # "timeline" | "briefing"
+    results: list[Hit]  # the chunks shown, oldest first
+    text: str
+    tokens: int
+    duration_ms: float
+    truncated: bool = False
+    sessions: tuple[str, ...] = ()
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "query": self.query,
+            "mode": self.mode,
+            "results": [h.as_dict() for h in self.results],
+            "text": self.text,
+            "tokens": self.tokens,
+            "duration_ms": round(self.duration_ms, 2),
+            "truncated": self.truncated,
+            "sessions": list(self.sessions),
+        }
+
+
+@dataclass(frozen=True)
+class _Selection:
+    project: str
+    session: str | None = None
+    since: str | None = None  # inclusive, on end_time
+    until: str | None = None  # exclusive, on start_time
+    words: str = ""
+    empty_reason: str | None = None  # set when the selection cannot match anything
+
+
+def reconstruct(
+    conn: apsw.Connection,
+    project: str,
+    *,
+    mode: str = "timeline",
+    session: str | None = None,
+    previous_session: bool = False,
+    current_session: str | None = None,
+    days_back: int | None = None,
+    start: str | None = None,
+    end: str | None = None,
+    max_tokens: int = 4000,
+    max_chars: int | None = None,
+    now: datetime | None = None,
+) -> ReconstructResult:
+    """Rebuild what happened in a project as a timeline or a briefing (module docstring).
+
+    Raises
+    ------
+    UsageError : unknown project or mode, a session prefix shorter than 8 characters or
+        matching several sessions, an unreadable date, or `start` after `end`.
+    """
+    started = time.perf_counter()
+    if mode not in MODES:
+        raise UsageError(f"unknown reconstruct mode {mode!r}; use timeline or briefing")
+    sel = _select(conn, project, session=session, previous_session=previous_session,
+                  current_session=current_session, days_back=days_back, start=start, end=end,
+                  now=now)
+    limit = _char_limit(max_tokens, max_chars)
+    if sel.empty_reason:
+        return _result(sel.words, mode, [], sel.empty_reason, started)
+    if mode == "briefing":
+        sid = sel.session or _newest_session(conn, sel, exclude=current_session)
+        if sid is None:
+            return _result(sel.words, mode, [],
+                           f'No session of project "{project}" in that time range.', started)
+        text, hits = _briefing(conn, project, sid, limit, sel)
+        return _result(sel.words, mode, hits, text, started, sessions=(sid,))
+    return _timeline(conn, sel, limit, started)
+
+
+def briefing(
+    conn: apsw.Connection,
+    project: str,
+    *,
+    max_chars: int = 6000,
+    exclude_session: str | None = None,
+    session: str | None = None,
+) -> str:
+    """A briefing for resuming work in `project`, at most `max_chars` characters (SQL only).
+
+    The session is `session` (a full id or a prefix of at least 8 characters) or else the
+    project's newest session other than `exclude_session` (pass the id of the session that is
+    starting). `max_chars` is clamped to 9,500 (Claude Code truncates injected context over
+    10,000 characters). Returns a one-line text when the project has no (other) session;
+    never raises for an unknown project (hooks must not fail), only for a bad `session`.
+    """
+    cap = max(0, min(max_chars, HARD_INJECTION_CAP))
+    known = conn.execute("SELECT 1 FROM chunks WHERE project = ? LIMIT 1", (project,)).fetchone()
+    if known is None:
+        return render.shorten(f'No memory of project "{project}" yet.', cap)
+    sel = _Selection(project, words=f"project {project}")
+    if session:
+        sel = _Selection(project, session=_resolve_session(conn, project, session))
+        if sel.session is None:
+            return render.shorten(_unknown_session(project, session), cap)
+    sid = sel.session or _newest_session(conn, sel, exclude=exclude_session)
+    if sid is None:
+        return render.shorten(f'No earlier session of project "{project}" in memory.', cap)
+    return _briefing(conn, project, sid, cap, sel)[0]
+
+
+# -- selection ------------------------------------------------------------------------------
+
+
+def _select(
+    conn: apsw.Connection,
+    project: str,
+    *,
+    session: str | None,
+    previous_session: bool,
+    current_session: str | None,
+    days_back: int | None,
+    start: str | None,
+    end: str | None,
+    now: datetime | None,
+) -> _Selection:
+    known = conn.execute("SELECT 1 FROM chunks WHERE project = ? LIMIT 1", (project,)).fetchone()
+    if known is None:
+        raise UsageError(
+            f"unknown project {project!r}; `causantic list-projects` shows the projects in memory"
+        )
+    words = [f"project {project}"]
+    since = until = None
+    if start:
+        since = _parse_time(start, "--from", end_of_day=False)
+        words.append(f"from {start}")
+    if end:
+        until = _parse_time(end, "--to", end_of_day=True)
+        words.append(f"to {end}")
+    if since and until and since >= until:
+        raise UsageError(f"--from {start} is not before --to {end}")
+    if days_back is not None:
+        if days_back < 1:
+            raise UsageError("--days-back must be at least 1")
+        cutoff = _iso((now or datetime.now(UTC)) - timedelta(days=days_back))
+        since = max(since or cutoff, cutoff)
+        words.append(f"last {days_back} days")
+    sid = None
+    if session:
+        sid = _resolve_session(conn, project, session)
+        words.append(f"session {session[:8]}")
+        if sid is None:
+            return _Selection(project, None, since, until, ", ".join(words),
+                              _unknown_session(project, session))
+    if previous_session:
+        sid_prev = _previous_session(conn, project, current_session or sid)
+        words.append("previous session")
+        if sid_prev is None:
+            return _Selection(project, None, since, until, ", ".join(words),
+                              f'No session of project "{project}" before that one.')
+        sid = sid_prev
+    return _Selection(project, sid, since, until, ", ".join(words))
+
+
+def _resolve_session(conn: apsw.Connection, project: str, prefix: str) -> str | None:
+    """The full id of the project's session starting with `prefix`, or None."""
+    prefix = prefix.strip()
+    if len(prefix) < MIN_PREFIX:
+        raise UsageError(
+            f"session {prefix!r} is too short; give at least {MIN_PREFIX} characters of its id"
+        )
+    rows = [r[0] for r in conn.execute(
+        "SELECT DISTINCT session_id FROM chunks WHERE project = ?"
+        " AND substr(session_id, 1, ?) = ? LIMIT 4",
+        (project, len(prefix), prefix),
+    )]
+    if len(rows) > 1:
+        raise UsageError(
+            f"session prefix {prefix!r} matches several sessions ({', '.join(rows[:3])}); "
+            "give more of the id"
+        )
+    return rows[0] if rows else None
+
+
+def _unknown_session(project: str, prefix: str) -> str:
+    return (
+        f'No session starting with "{prefix}" in project "{project}"; '
+        f"`causantic list-sessions --project {project}` lists them."
+    )
+
+
+def _previous_session(conn: apsw.Connection, project: str, current: str | None) -> str | None:
+    """The session before `current` (or before the newest session when `current` is None).
+
+    "Before" means it started earlier; among those, the one active last. A `current` not in
+    memory yet (a session that is just starting) makes the newest stored session previous.
+    """
+    if current:
+        like = conn.execute(
+            "SELECT session_id FROM chunks WHERE project = ? AND substr(session_id, 1, ?) = ?"
+            " LIMIT 1", (project, len(current), current),
+        ).fetchone()
+        current = like[0] if like else current
+    else:
+        current = _newest_session(conn, _Selection(project), exclude=None)
+    first = conn.execute(
+        "SELECT min(start_time) FROM chunks WHERE session_id = ?", (current,)
+    ).fetchone()[0]
+    sql = "SELECT session_id FROM chunks WHERE project = ? AND session_id != ?"
+    args: list[object] = [project, current or ""]
+    if first is not None:
+        sql += " AND start_time < ?"
+        args.append(first)
+    row = conn.execute(sql + " ORDER BY start_time DESC LIMIT 1", args).fetchone()
+    return row[0] if row else None
+
+
+def _newest_session(conn: apsw.Connection, sel: _Selection, exclude: str | None) -> str | None:
+    """The session holding the newest chunk within the selection's time range."""
+    sql = "SELECT session_id FROM chunks WHERE project = ?"
+    args: list[object] = [sel.project]
+    if exclude:
+        sql += " AND substr(session_id, 1, ?) != ?"
+        args += [len(exclude), exclude]
+    sql, args = _time_filter(sql, args, sel)
+    row = conn.execute(sql + " ORDER BY start_time DESC LIMIT 1", args).fetchone()
+    return row[0] if row else None
+
+
+def _time_filter(sql: str, args: list[object], sel: _Selection) -> tuple[str, list[object]]:
+    if sel.since:
+        sql += " AND end_time >= ?"
+        args.append(sel.since)
+    if sel.until:
+        sql += " AND start_time < ?"
+        args.append(sel.until)
+    return sql, args
+
+
+def _parse_time(value: str, flag: str, *, end_of_day: bool) -> str:
+    text = value.strip()
+    try:
+        if len(text) == 10:
+            day = datetime.strptime(text, "%Y-%m-%d").replace(tzinfo=UTC)
+            return _iso(day + timedelta(days=1) if end_of_day else day)
+        moment = datetime.fromisoformat(text.replace(" ", "T", 1))
+    except ValueError:
+        raise UsageError(
+            f"{flag} {value!r} is not a date or time; use e.g. 2026-03-02 or 2026-03-02T09:30"
+        ) from None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return _iso(moment)
+
+
+def _iso(moment: datetime) -> str:
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.") + (
+        f"{moment.astimezone(UTC).microsecond // 1000:03d}Z"
+    )
+
+
+# -- timeline -------------------------------------------------------------------------------
+
+
+_COLUMNS = "id, session_id, project, agent_id, start_time, end_time, text, kind"
+_NEWEST_FIRST = "ORDER BY start_time DESC, session_id DESC, agent_id DESC, offset DESC, part DESC"
+
+
+def _newest_chunks(
+    conn: apsw.Connection, sel: _Selection, main_only: bool = False
+) -> Iterator[Hit]:
+    sql = f"SELECT {_COLUMNS} FROM chunks WHERE project = ?"
+    args: list[object] = [sel.project]
+    if sel.session:
+        sql += " AND session_id = ?"
+        args.append(sel.session)
+    if main_only:
+        sql += " AND agent_id = ''"
+    sql, args = _time_filter(sql, args, sel)
+    for row in conn.execute(f"{sql} {_NEWEST_FIRST}", args):
+        yield Hit(row[0], row[1], row[2], row[3], row[4], row[5], 0.0, ("timeline",), row[6],
+                  row[7])
+
+
+def _chunk_label(hit: Hit) -> str:
+    label = f"[{short_time(hit.start_time)} UTC"
+    if hit.agent_id:
+        label += f" · sub-agent {hit.agent_id}"
+    return label + "]"
+
+
+def _fill_newest(
+    hits: Iterator[Hit], room: int, per_session: int
+) -> tuple[list[tuple[Hit, str]], bool]:
+    """Take chunks newest first while they fit in `room` characters; shorten the last one."""
+    taken: list[tuple[Hit, str]] = []
+    sessions: set[str] = set()
+    used = 0
+    truncated = False
+    for hit in hits:
+        extra = per_session if hit.session_id not in sessions else 0
+        sep = len(render.SEPARATOR) if taken else 0
+        label = _chunk_label(hit)
+        cost = extra + sep + len(label) + 1 + len(hit.text)
+        if used + cost <= room:
+            taken.append((hit, hit.text))
+            sessions.add(hit.session_id)
+            used += cost
+            continue
+        left = room - used - extra - sep - len(label) - 1
+        if left >= _MIN_SHORTENED:
+            taken.append((hit, render.shorten(hit.text, left)))
+        truncated = True
+        break
+    return taken, truncated
+
+
+def _session_header(conn: apsw.Connection, session_id: str) -> str:
+    row = conn.execute(
+        "SELECT min(c.start_time), max(c.end_time), s.git_branch, s.title FROM chunks c"
+        " LEFT JOIN sessions s ON s.id = c.session_id WHERE c.session_id = ?",
+        (session_id,),
+    ).fetchone()
+    first, last, branch, title = row
+    span = f"{short_time(first)} – {_same_day(first, last)} UTC"
+    extra = f", branch {branch}" if branch else ""
+    named = f" {title}" if title else ""
+    return f"=== Session {session_id[:8]} ({span}{extra}){named} ==="
+
+
+def _same_day(first: str | None, last: str | None) -> str:
+    if first and last and first[:10] == last[:10]:
+        return short_time(last)[11:]
+    return short_time(last or "")
+
+
+def _render_timeline(conn: apsw.Connection, taken: list[tuple[Hit, str]]) -> str:
+    parts: list[str] = []
+    current = None
+    for hit, body in taken:
+        if hit.session_id != current:
+            current = hit.session_id
+            parts.append(("\n\n" if parts else "") + _session_header(conn, current) + "\n\n")
+        elif parts:
+            parts.append(render.SEPARATOR)
+        parts.append(f"{_chunk_label(hit)}\n{body}")
+    return "".join(parts)
+
+
+def _timeline(
+    conn: apsw.Connection, sel: _Selection, limit: int, started: float
+) -> ReconstructResult:
+    title_room = 260
+    taken, truncated = _fill_newest(_newest_chunks(conn, sel), limit - title_room, 140)
+    if not taken:
+        what = "in that session" if sel.session else "in that time range"
+        return _result(sel.words, "timeline", [],
+                       f'No chunks of project "{sel.project}" {what}.', started)
+    taken.reverse()
+    body = _render_timeline(conn, taken)
+    sessions = tuple(dict.fromkeys(h.session_id for h, _ in taken))
+    hits = [h for h, _ in taken]
+    first, last = hits[0].start_time, max(h.end_time for h in hits)
+    title = (
+        f"Timeline of {sel.words}: {len(hits)} chunk{'s' if len(hits) != 1 else ''} from {len(sessions)} "
+        f"session{'s' if len(sessions) != 1 else ''}, {short_time(first)} – "
+        f"{_same_day(first, last)} UTC, oldest first."
+    )
+    if truncated:
+        title += " " + _truncation_note(conn, sel, taken)
+    text = f"{title}\n\n{body}"
+    if len(text) > limit:  # only when the title alone is near the cap (tiny budgets)
+        text = render.shorten(text, limit)
+    return _result(sel.words, "timeline", hits, text, started, truncated, sessions)
+
+
+def _truncation_note(conn: apsw.Connection, sel: _Selection, taken: list[tuple[Hit, str]]) -> str:
+    sql = "SELECT count(*) FROM chunks WHERE project = ?"
+    args: list[object] = [sel.project]
+    if sel.session:
+        sql += " AND session_id = ?"
+        args.append(sel.session)
+    sql, args = _time_filter(sql, args, sel)
+    left_out = int(conn.execute(sql, args).fetchone()[0]) - len(taken)
+    shortened = taken[0][1] != taken[0][0].text
+    notes = []
+    if left_out > 0:
+        notes.append(f"{left_out} older chunk{'s' if left_out != 1 else ''} did not fit the "
+                     "budget and were left out (newest kept)")
+    if shortened:
+        notes.append("the oldest chunk shown is shortened")
+    return "; ".join(notes).capitalize() + "." if notes else ""
+
+
+# -- briefing -------------------------------------------------------------------------------
+
+
+def _briefing(
+    conn: apsw.Connection, project: str, sid: str, limit: int, sel: _Selection
+) -> tuple[str, list[Hit]]:
+    state = load_state(conn, sid)
+    if state is None:
+        return render.shorten(_unknown_session(project, sid[:8]), limit), []
+    sections = _state_sections(conn, state, project)
+    # The state gets at most 60 % of the room; the conversation takes the rest.
+    state_text = _fit_sections(sections, int(limit * 0.6))
+    room = limit - len(state_text) - 60
+    convo = _Selection(project, session=sid, since=sel.since, until=sel.until)
+    taken, truncated = _fill_newest(_newest_chunks(conn, convo, main_only=True), room, 0)
+    if not taken:
+        return state_text[:limit], []
+    taken.reverse()
+    head = "## Most recent conversation" + (" (newest kept)" if truncated else "")
+    parts = [f"{_chunk_label(h)}\n{b}" for h, b in taken]
+    text = f"{state_text}\n\n{head}\n\n{render.join(parts)}"
+    if len(text) > limit:
+        text = render.shorten(text, limit)
+    return text, [h for h, _ in taken]
+
+
+def _state_sections(
+    conn: apsw.Connection, state: SessionState, project: str
+) -> list[tuple[int, str]]:
+    """(priority, text) in display order; a lower priority number is dropped last."""
+    rel = _relative(state.cwd)
+    span = f"{short_time(state.start_time)} – {_same_day(state.start_time, state.end_time)} UTC"
+    branch = f", branch {state.branch}" if state.branch else ""
+    out: list[tuple[int, str]] = [
+        (0, f"# Briefing: {project}, last session {state.session_id[:8]} ({span}{branch})")
+    ]
+    if state.title:
+        out.append((6, f"Title: {state.title}"))
+    if state.last_request:
+        out.append((1, f"Last request: {_one_line(state.last_request, 300)}"))
+    if state.outcome:
+        out.append((2, f"Outcome: {_one_line(state.outcome, 400)}"))
+    done = []
+    if state.commits:
+        done.append("committed " + "; ".join(state.commits[-3:]))
+    done += [a for a in state.actions if a != "committed" or not state.commits]
+    if state.pull_requests:
+        done.append("PR " + ", ".join(state.pull_requests[-2:]))
+    if done:
+        out.append((3, "Done: " + "; ".join(done)))
+    if state.open_todos:
+        lines = [f"- [{_TODO_MARKS.get(t.get('status', ''), ' ')}] {_one_line(t.get('content', ''), 160)}"
+                 for t in state.open_todos[:10]]
+        out.append((2, f"Open todos ({len(state.open_todos)}):\n" + "\n".join(lines)))
+    unresolved = state.unresolved
+    if unresolved:
+        lines = [f"- {e.tool} {_subject(e.subject, rel)}: {_one_line(e.message, 160)}"
+                 for e in unresolved[-5:]]
+        out.append((3, f"Unresolved errors ({len(unresolved)}):\n" + "\n".join(lines)))
+    resolved = [e for e in state.errors if e.resolved]
+    if resolved:
+        lines = [f"- {e.tool} {_subject(e.subject, rel)}: {_one_line(e.message, 120)} → {e.how}"
+                 for e in resolved[-3:]]
+        out.append((7, f"Resolved errors ({len(resolved)}):\n" + "\n".join(lines)))
+    if state.edited:
+        out.append((4, _file_line("Files edited", state.edited, rel)))
+    read_only = [f for f in state.files if f not in set(state.edited)]
+    if read_only:
+        out.append((8, _file_line("Files read", read_only, rel)))
+    if state.commands:
+        shown = state.commands[-6:]
+        more = f" (last {len(shown)} of {len(state.commands)})" if len(state.commands) > 6 else ""
+        out.append((5, f"Commands{more}:\n" + "\n".join(f"- `{_one_line(c, 160)}`" for c in shown)))
+    earlier = _earlier_sessions(conn, project, state)
+    if earlier:
+        out.append((9, "Earlier sessions:\n" + "\n".join(earlier)))
+    return out
+
+
+def _fit_sections(sections: list[tuple[int, str]], room: int) -> str:
+    kept = list(sections)
+    while kept and len("\n".join(t for _, t in kept)) > room:
+        worst = max(range(len(kept)), key=lambda i: (kept[i][0], i))
+        if kept[worst][0] == 0:
+            break
+        kept.pop(worst)
+    text = "\n".join(t for _, t in kept)
+    return text if len(text) <= room else render.shorten(text, room)
+
+
+def _earlier_sessions(conn: apsw.Connection, project: str, state: SessionState) -> list[str]:
+    rows = conn.execute(
+        "SELECT c.session_id, min(c.start_time), s.title FROM chunks c"
+        " LEFT JOIN sessions s ON s.id = c.session_id"
+        " WHERE c.project = ? AND c.start_time < ? AND c.session_id != ?"
+        " GROUP BY c.session_id ORDER BY min(c.start_time) DESC LIMIT 2",
+        (project, state.start_time, state.session_id),
+    ).fetchall()
+    out = []
+    for sid, first, title in rows:
+        about = title
+        if not about:
+            prompt = conn.execute(
+                "SELECT json_extract(meta, '$.prompt') FROM chunks WHERE session_id = ?"
+                " AND agent_id = '' AND json_extract(meta, '$.prompt') IS NOT NULL"
+                " ORDER BY offset DESC, part DESC LIMIT 1",
+                (sid,),
+            ).fetchone()
+            about = prompt[0] if prompt else ""
+        out.append(f"- {sid[:8]} ({short_time(first)[:10]}): {_one_line(about or '', 140)}")
+    return out
+
+
+def _relative(cwd: str | None) -> str:
+    return cwd.rstrip("/") + "/" if cwd else ""
+
+
+def _subject(subject: str, rel: str) -> str:
+    if not subject:
+        return ""
+    return f"`{_one_line(subject.replace(rel, '') if rel else subject, 100)}`"
+
+
+def _file_line(label: str, files: list[str], rel: str) -> str:
+    recent = files[::-1][:10]  # most recently touched first
+    names = [f.removeprefix(rel) if rel else f for f in recent]
+    more = f", and {len(files) - len(recent)} more" if len(files) > len(recent) else ""
+    return f"{label} ({len(files)}): " + ", ".join(names) + more
+
+
+def _one_line(text: str, n: int) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= n else flat[: n - 1] + "…"
+
+
+# -- shared ---------------------------------------------------------------------------------
+
+
+def _char_limit(max_tokens: int, max_chars: int | None) -> int:
+    limit = max_tokens * 7 // 2
+    return limit if max_chars is None else min(limit, max_chars)
+
+
+def _result(
+    words: str,
+    mode: str,
+    hits: list[Hit],
+    text: str,
+    started: float,
+    truncated: bool = False,
+    sessions: tuple[str, ...] = (),
+) -> ReconstructResult:
+    return ReconstructResult(words, mode, hits, text, render.tokens_of(text),
+                             (time.perf_counter() - started) * 1000, truncated, sessions)

@@ -1,0 +1,458 @@
+"""What state a session left things in, computed from its stored chunks without any LLM.
+
+Per session: files touched and edited, commands run, errors seen and whether they were later
+resolved, the final todo list, the last user request, the git branch, start and end, commits,
+and the outcome of the last turn. Everything comes from the chunks' `meta` JSON (files,
+edited, commands, errors, todos, branch, prompt) and their rendered text (which tool call an
+error belongs to, what followed it, what the assistant said last), so a state can be
+recomputed at any time from the store alone.
+
+Ingest refreshes the states of the sessions it touched inside its write transaction
+(`refresh`); readers use `load_state`, which recomputes on the fly when the stored row is
+missing or no longer matches the session's chunks (older databases, a half-finished ingest
+elsewhere), so a briefing is never stale. A trigger drops a session's state when any of its
+chunks is deleted (`forget`), and ingest writes it again when it re-adds chunks.
+
+Error resolution heuristic (first match wins; anything else stays unresolved):
+
+1. A later run of the same command succeeded: the same program and subcommand (`go test`,
+   `npm run`, `mise run`, ...) with non-flag arguments that are a subset or superset of the
+   failed ones (`go test ./internal/retry -count=200` resolves
+   `go test ./internal/retry -run TestRetryBackoff -count=50`).
+2. A later call of the same tool on the same file succeeded (a failed Edit, then an Edit of
+   that file that worked).
+3. A file named in the error message (`explain.go:301:10: ...`) was edited successfully
+   afterwards.
+4. The assistant said so soon afterwards (within 40 blocks): "fixed", "now passes",
+   "resolved", "works now", "all tests pass", ...
+
+Rejected tool calls ("The user doesn't want to proceed..."), interrupted calls and
+"Sibling tool call errored" are not errors of the work and are skipped.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import deque
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import apsw
+
+from causantic.store import session_state as table
+
+_BLOCK_RE = re.compile(
+    r"(?:^|\n\n)\[(User|Assistant|Summary|Command expansion|Tool:[^\]\n]+|Result:[^\]\n]+)\]"
+)
+_NOT_ERRORS = (
+    "The user doesn't want to proceed",
+    "The user doesn't want to take this action",
+    "[Request interrupted",
+    "<tool_use_error>Sibling tool call errored",
+    "Sibling tool call errored",
+)
+_ERROR_LINE_RE = re.compile(
+    r"error|fail|panic|exception|traceback|fatal|denied|not found|cannot|undefined|no such", re.I
+)
+_TRIVIAL_LINE_RE = re.compile(r"^(exit code \d+|\[\w+\] \$ .*|error:?)$", re.I)
+_PATH_IN_TEXT_RE = re.compile(r"([\w./-]+\.[A-Za-z0-9]{1,8})(?::\d+)?")
+_FIXED_RE = re.compile(
+    r"\b(fixed|resolved|now (?:passes|pass|works|succeeds|builds|compiles)|works now"
+    r"|(?:all )?tests? (?:now )?pass(?:es|ed)?|passing now|is green|builds cleanly)\b",
+    re.I,
+)
+_TASK_CREATED_RE = re.compile(r"Task #(\w+) created successfully: (.+)")
+_COMMIT_RE = re.compile(r"^\[([\w./+-]+)(?: \(root-commit\))? ([0-9a-f]{7,40})\] (.+)$", re.M)
+_PR_URL_RE = re.compile(r"https://github\.com/[\w.-]+/[\w.-]+/pull/\d+")
+ACTIONS = (
+    ("committed", re.compile(r"\bgit\s+(?:-C\s+\S+\s+)?commit\b")),
+    ("pushed", re.compile(r"\bgit\s+(?:-C\s+\S+\s+)?push\b")),
+    ("opened a PR", re.compile(r"\bgh\s+pr\s+create\b")),
+    ("merged a PR", re.compile(r"\bgh\s+pr\s+merge\b")),
+    ("published", re.compile(r"\b(?:npm|pnpm|yarn|cargo)\s+publish\b|\btwine\s+upload\b")),
+)
+_EDIT_TOOLS = frozenset({"Edit", "MultiEdit", "Write", "NotebookEdit"})
+_MAX_LIST = 100
+_MAX_ERRORS = 20
+_HEAD_CHARS = 400
+_SAID_WINDOW = 40  # blocks after an error within which "fixed" may refer to it
+
+
+@dataclass(frozen=True)
+class ErrorSeen:
+    """One failed tool call and what became of it."""
+
+    tool: str
+    subject: str  # the command or file it was about
+    message: str
+    time: str
+    resolved: bool = False
+    how: str = ""  # why we think it was resolved
+
+
+@dataclass(frozen=True)
+class SessionState:
+    """A session's state, as far as its chunks tell (see the module docstring)."""
+
+    session_id: str
+    project: str
+    start_time: str
+    end_time: str
+    branch: str | None
+    title: str | None
+    cwd: str | None
+    chunks: int
+    files: list[str] = field(default_factory=list)  # touched, least recent first
+    edited: list[str] = field(default_factory=list)
+    commands: list[str] = field(default_factory=list)  # in order, the last _MAX_LIST
+    errors: list[ErrorSeen] = field(default_factory=list)
+    todos: list[dict[str, str]] = field(default_factory=list)  # the final list
+    last_request: str = ""
+    last_request_time: str = ""
+    outcome: str = ""  # head of the last thing the assistant said
+    last_turn_actions: list[str] = field(default_factory=list)
+    actions: list[str] = field(default_factory=list)  # committed, pushed, opened a PR, ...
+    commits: list[str] = field(default_factory=list)  # "<sha> <subject>"
+    pull_requests: list[str] = field(default_factory=list)
+    agents: list[str] = field(default_factory=list)
+
+    @property
+    def open_todos(self) -> list[dict[str, str]]:
+        return [t for t in self.todos if t.get("status") not in ("completed", "deleted")]
+
+    @property
+    def unresolved(self) -> list[ErrorSeen]:
+        return [e for e in self.errors if not e.resolved]
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> SessionState:
+        d = dict(d)
+        d["errors"] = [ErrorSeen(**e) for e in d.get("errors", [])]
+        return cls(**d)
+
+
+@dataclass
+class _Call:
+    tool: str
+    subject: str
+    index: int  # position in the session's event order
+
+
+@dataclass
+class _Events:
+    """Tool calls, results and assistant texts of a session in order."""
+
+    calls: list[tuple[int, str, str, bool, str]] = field(default_factory=list)
+    # (index, tool, subject, ok, result text)
+    texts: list[tuple[int, str]] = field(default_factory=list)  # (index, assistant text)
+    errors: list[tuple[int, str, str, str, str]] = field(default_factory=list)
+    # (index, tool, subject, message, time)
+    task_lists: list[tuple[int, dict[str, dict[str, str]]]] = field(default_factory=list)
+
+
+# -- computing ------------------------------------------------------------------------------
+
+
+def compute_state(conn: apsw.Connection, session_id: str) -> SessionState | None:
+    """The state of one session from its stored chunks; None when it has no chunks."""
+    rows = conn.execute(
+        "SELECT id, agent_id, kind, start_time, end_time, meta, text FROM chunks"
+        " WHERE session_id = ? ORDER BY start_time, agent_id != '', agent_id, offset, part",
+        (session_id,),
+    ).fetchall()
+    if not rows:
+        return None
+    info = conn.execute(
+        "SELECT project, git_branch, title, cwd FROM sessions WHERE id = ?", (session_id,)
+    ).fetchone()
+    project = info[0] if info else conn.execute(
+        "SELECT project FROM chunks WHERE session_id = ? LIMIT 1", (session_id,)
+    ).fetchone()[0]
+    files: dict[str, None] = {}
+    edited: dict[str, None] = {}
+    commands: list[str] = []
+    todos: list[dict[str, str]] = []
+    todos_at = -1
+    branch = info[1] if info else None
+    agents: dict[str, None] = {}
+    last_request = last_request_time = ""
+    last_turn_start = 0
+    events = _Events()
+    pending: dict[str, deque[_Call]] = {}
+    index = 0
+    for i, (_cid, agent, kind, start, _end, meta_json, text) in enumerate(rows):
+        meta = _json(meta_json)
+        for f in meta.get("files", []):
+            files.pop(f, None)
+            files[f] = None
+        for f in meta.get("edited", []):
+            edited.pop(f, None)
+            edited[f] = None
+        for cmd in meta.get("commands", []):
+            if not commands or commands[-1] != cmd:
+                commands.append(cmd)
+        if agent:
+            agents[agent] = None
+        else:
+            if meta.get("branch"):
+                branch = meta["branch"]
+            if isinstance(meta.get("todos"), list):
+                todos, todos_at = list(meta["todos"]), index + 1
+            if meta.get("prompt") and kind != "summary":
+                last_request, last_request_time = meta["prompt"], start
+                last_turn_start = i
+        index = _scan_text(text, agent, start, events, pending, index)
+    tasks_at, tasks = events.task_lists[-1] if events.task_lists else (-1, {})
+    if tasks and tasks_at > todos_at:
+        todos = [t for t in tasks.values() if t.get("status") != "deleted"]
+    main_texts = [
+        (r[6], r[0]) for r in rows[last_turn_start:] if not r[1]
+    ]
+    all_commands = [c for r in rows for c in _json(r[5]).get("commands", [])]
+    last_commands = [c for r in rows[last_turn_start:] if not r[1]
+                     for c in _json(r[5]).get("commands", [])]
+    results = "\n".join(t for _, _, _, ok, t in events.calls if ok and t)
+    return SessionState(
+        session_id=session_id,
+        project=project,
+        start_time=rows[0][3],
+        end_time=max(r[4] for r in rows),
+        branch=branch,
+        title=info[2] if info else None,
+        cwd=info[3] if info else None,
+        chunks=len(rows),
+        files=list(files)[-_MAX_LIST:],
+        edited=list(edited)[-_MAX_LIST:],
+        commands=commands[-_MAX_LIST:],
+        errors=_resolve(events)[-_MAX_ERRORS:],
+        todos=todos,
+        last_request=last_request,
+        last_request_time=last_request_time,
+        outcome=_last_assistant_text([t for t, _ in main_texts]),
+        last_turn_actions=_actions(last_commands),
+        actions=_actions(all_commands),
+        commits=[f"{sha[:7]} {subject.strip()}" for _, sha, subject in _COMMIT_RE.findall(results)],
+        pull_requests=list(dict.fromkeys(_PR_URL_RE.findall(results))),
+        agents=list(agents),
+    )
+
+
+def _scan_text(
+    text: str,
+    agent: str,
+    time: str,
+    events: _Events,
+    pending: dict[str, deque[_Call]],
+    index: int,
+) -> int:
+    """Append one chunk's tool calls, results and assistant texts to `events`."""
+    blocks = _blocks(text)
+    for label, body in blocks:
+        index += 1
+        if label == "Assistant":
+            events.texts.append((index, body))
+        elif label.startswith("Tool:"):
+            tool = label[5:].strip()
+            subject = _subject(tool, body)
+            pending.setdefault(f"{agent}\x1f{tool}", deque()).append(_Call(tool, subject, index))
+            if tool == "TaskUpdate":
+                _task_update(body, events, index)
+        elif label.startswith("Result:"):
+            name = label[7:].strip()
+            failed = name.endswith(" error")
+            tool = name[: -len(" error")] if failed else name
+            queue = pending.get(f"{agent}\x1f{tool}")
+            call = queue.popleft() if queue else _Call(tool, "", index)
+            if tool == "TaskCreate" and not failed:
+                _task_created(body, events, index)
+            if failed:
+                if not body.strip().startswith(_NOT_ERRORS):
+                    events.errors.append((index, tool, call.subject, _message(tool, body), time))
+                events.calls.append((index, tool, call.subject, False, body))
+            else:
+                events.calls.append((index, tool, call.subject, True, body))
+    # Calls whose result is in no chunk (still running, or trimmed away) count as done.
+    return index
+
+
+def _blocks(text: str) -> list[tuple[str, str]]:
+    marks = list(_BLOCK_RE.finditer(text))
+    out = []
+    for m, nxt in zip(marks, marks[1:] + [None]):
+        body = text[m.end() : nxt.start() if nxt else len(text)]
+        out.append((m.group(1), body.lstrip(" ").removeprefix("\n")))
+    return out
+
+
+def _subject(tool: str, body: str) -> str:
+    first = body.split("\n", 1)[0].strip()
+    if tool == "Bash":
+        cut = first.rfind("  # ")
+        return first[:cut].strip() if cut > 0 else first
+    return first
+
+
+def _message(tool: str, body: str) -> str:
+    """The line that says what went wrong: a tool's own first line, or a command's error line."""
+    lines = [
+        re.sub(r"</?tool_use_error>", "", line).strip() for line in body.strip().splitlines()
+    ]
+    lines = [line for line in lines if line]
+    informative = [line for line in lines if not _TRIVIAL_LINE_RE.match(line)]
+    best = None
+    if tool == "Bash":
+        best = next((line for line in informative if _ERROR_LINE_RE.search(line)), None)
+    best = best or (informative[0] if informative else (lines[0] if lines else "error"))
+    return _clip(best, 200)
+
+
+def _task_created(body: str, events: _Events, index: int) -> None:
+    m = _TASK_CREATED_RE.search(body)
+    if not m:
+        return
+    tasks = dict(events.task_lists[-1][1]) if events.task_lists else {}
+    tasks[m.group(1)] = {"content": m.group(2).strip()[:200], "status": "pending"}
+    events.task_lists.append((index, tasks))
+
+
+def _task_update(body: str, events: _Events, index: int) -> None:
+    try:
+        data = json.loads(body.split("\n", 1)[0])
+    except ValueError:
+        return
+    if not isinstance(data, dict) or "taskId" not in data:
+        return
+    tasks = dict(events.task_lists[-1][1]) if events.task_lists else {}
+    key = str(data["taskId"])
+    old = tasks.get(key, {"content": f"task #{key}", "status": "pending"})
+    tasks[key] = {
+        "content": str(data.get("subject") or old["content"])[:200],
+        "status": str(data.get("status") or old["status"]),
+    }
+    events.task_lists.append((index, tasks))
+
+
+def _resolve(events: _Events) -> list[ErrorSeen]:
+    """Each distinct error (latest occurrence) with whether something later resolved it."""
+    latest: dict[tuple[str, str, str], tuple[int, str]] = {}
+    for index, tool, subject, message, time in events.errors:
+        latest[(tool, subject, message)] = (index, time)
+    out = []
+    for (tool, subject, message), (index, time) in sorted(latest.items(), key=lambda kv: kv[1][0]):
+        how = _resolution(events, index, tool, subject, message)
+        out.append(ErrorSeen(tool, subject, message, time, bool(how), how))
+    return out
+
+
+def _resolution(events: _Events, index: int, tool: str, subject: str, message: str) -> str:
+    later = [c for c in events.calls if c[0] > index]
+    if tool == "Bash" and subject:
+        for _, t, s, ok, _ in later:
+            if t == "Bash" and ok and same_command(subject, s):
+                return f"`{_clip(s, 120)}` later succeeded"
+    elif subject:
+        for _, t, s, ok, _ in later:
+            if ok and t == tool and s == subject:
+                return f"a later {tool} of {_short_path(subject)} succeeded"
+    named = [m.group(1) for m in _PATH_IN_TEXT_RE.finditer(message) if "/" in m.group(1)
+             or "." in m.group(1)]
+    for _, t, s, ok, _ in later:
+        if ok and t in _EDIT_TOOLS and any(s.endswith(n.lstrip("./")) for n in named if n):
+            return f"{_short_path(s)} was edited afterwards"
+    for i, text in events.texts:
+        if index < i <= index + _SAID_WINDOW:
+            m = _FIXED_RE.search(text)
+            if m:
+                return f'the assistant said "{_clip(_sentence(text, m.start()), 120)}"'
+    return ""
+
+
+def same_command(failed: str, later: str) -> bool:
+    """Whether `later` re-runs `failed`: same program and subcommand, nested arguments."""
+    if failed == later:
+        return True
+    a, b = _command_words(failed), _command_words(later)
+    if len(a) < 1 or len(b) < 1 or a[:2] != b[:2]:
+        return False
+    sa, sb = set(a[2:]), set(b[2:])
+    return sa <= sb or sb <= sa
+
+
+def _command_words(cmd: str) -> list[str]:
+    cmd = re.sub(r"^\s*cd\s+\S+\s*&&\s*", "", cmd)
+    words = [w for w in re.split(r"\s+", cmd.strip()) if w]
+    while words and re.match(r"^[A-Z_][A-Z0-9_]*=", words[0]):
+        words.pop(0)
+    return [w for w in words if not w.startswith("-") and w not in ("2>&1", "|", "&&", ";")]
+
+
+def _actions(commands: Iterable[str]) -> list[str]:
+    cmds = list(commands)
+    return [name for name, rx in ACTIONS if any(rx.search(c) for c in cmds)]
+
+
+def _last_assistant_text(texts: list[str]) -> str:
+    for text in reversed(texts):
+        bodies = [b for label, b in _blocks(text) if label == "Assistant" and b.strip()]
+        if bodies:
+            return _clip(" ".join(bodies[-1].split()), _HEAD_CHARS)
+    return ""
+
+
+def _sentence(text: str, at: int) -> str:
+    start = max(text.rfind(". ", 0, at), text.rfind("\n", 0, at)) + 1
+    end = min((i for i in (text.find(". ", at), text.find("\n", at)) if i >= 0), default=len(text))
+    return " ".join(text[start : end + 1].split())
+
+
+def _short_path(path: str) -> str:
+    return "/".join(path.rstrip("/").split("/")[-2:])
+
+
+def _clip(text: str, n: int) -> str:
+    return text if len(text) <= n else text[: n - 1] + "…"
+
+
+def _json(text: str) -> dict[str, Any]:
+    try:
+        value = json.loads(text or "{}")
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+# -- storing and loading --------------------------------------------------------------------
+
+
+def refresh(conn: apsw.Connection, session_ids: Iterable[str]) -> int:
+    """Recompute and store the states of these sessions (inside the caller's transaction)."""
+    n = 0
+    for sid in sorted(set(session_ids)):
+        state = compute_state(conn, sid)
+        if state is None:
+            table.delete_state(conn, sid)
+            continue
+        table.save_state(conn, sid, state.project, state.start_time, state.end_time,
+                         state.chunks, json.dumps(state.as_dict(), ensure_ascii=False))
+        n += 1
+    return n
+
+
+def load_state(conn: apsw.Connection, session_id: str) -> SessionState | None:
+    """The session's state: the stored row when it matches the chunks, else computed now."""
+    stored = table.get_state(conn, session_id)
+    if stored is not None:
+        chunks, end = conn.execute(
+            "SELECT count(*), max(end_time) FROM chunks WHERE session_id = ?", (session_id,)
+        ).fetchone()
+        if stored.chunks == chunks and stored.end_time == end:
+            try:
+                return SessionState.from_dict(json.loads(stored.state))
+            except (ValueError, TypeError):
+                pass
+    return compute_state(conn, session_id)
