@@ -141,9 +141,7 @@ def adversarial_texts(size: int) -> dict[str, str]:
     }
 
 
-def _measure(
-    name: str, redactor: Redactor, texts: Sequence[str], repeat: int
-) -> dict[str, Any]:
+def _measure(name: str, redactor: Redactor, texts: Sequence[str], repeat: int) -> dict[str, Any]:
     """Redact every text ``repeat`` times; throughput from the median wall and the CPU time."""
     chars = sum(map(len, texts))
     mb = sum(len(t.encode("utf-8")) for t in texts) / 1e6

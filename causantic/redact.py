@@ -127,9 +127,7 @@ _SHAPES: tuple[tuple[str, str], ...] = (
     ("age-secret-key", r"AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}"),
     ("jwt", r"eyJ[A-Za-z0-9_-]{8,4096}\.eyJ[A-Za-z0-9_-]{8,8192}\.[A-Za-z0-9_-]{0,4096}"),
 )
-_SHAPE_RE = re.compile(
-    "|".join(f"(?P<s{i}>{body})" for i, (_, body) in enumerate(_SHAPES))
-)
+_SHAPE_RE = re.compile("|".join(f"(?P<s{i}>{body})" for i, (_, body) in enumerate(_SHAPES)))
 _SHAPE_KIND = {f"s{i}": kind for i, (kind, _) in enumerate(_SHAPES)}
 _AWS_SECRET_RE = re.compile(r"[A-Za-z0-9/+]{40}")
 
@@ -156,17 +154,62 @@ _PLACEHOLDER_WORDS = frozenset(
     fixme unset missing notset not_set na n/a ask prompt secretstr secretstring""".split()
 )
 _PLACEHOLDER_PREFIXES = (
-    "your", "my_", "my-", "<", "{", "${", "$(", "%", "[", "(", "*", "!", "&", "#{", "@",
-    "insert", "replace", "enter_", "enter-", "put_", "put-", "xxx", "...", "\u2026", "op://",
-    "vault:", "arn:", "ref+", "sm://", "secret:", "env:", "process.env", "os.environ",
-    "os.getenv", "getenv", "settings.", "config.", "self.", "this.", "env.", "import.meta",
-    "http://", "https://", "file://", "/", "./", "../", "~/",
+    "your",
+    "my_",
+    "my-",
+    "<",
+    "{",
+    "${",
+    "$(",
+    "%",
+    "[",
+    "(",
+    "*",
+    "!",
+    "&",
+    "#{",
+    "@",
+    "insert",
+    "replace",
+    "enter_",
+    "enter-",
+    "put_",
+    "put-",
+    "xxx",
+    "...",
+    "\u2026",
+    "op://",
+    "vault:",
+    "arn:",
+    "ref+",
+    "sm://",
+    "secret:",
+    "env:",
+    "process.env",
+    "os.environ",
+    "os.getenv",
+    "getenv",
+    "settings.",
+    "config.",
+    "self.",
+    "this.",
+    "env.",
+    "import.meta",
+    "http://",
+    "https://",
+    "file://",
+    "/",
+    "./",
+    "../",
+    "~/",
 )
 _IDENT_RE = re.compile(r"[A-Za-z_$][\w$]{0,127}")
 _DOTTED_RE = re.compile(r"[A-Za-z_$][\w$]{0,127}(?:\??\.[A-Za-z_$][\w$]{0,127}){1,16}!?")
 _SLUG_RE = re.compile(r"[a-z]{1,32}(?:[-_][a-z]{1,32}){1,16}")
 _HEX_RE = re.compile(r"(?:0x)?[0-9a-fA-F]{1,1024}")
-_UUID_RE = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+_UUID_RE = re.compile(
+    r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
+)
 _SHELL_VAR_RE = re.compile(r"\$(?:[A-Za-z_{(]|\d\b)")
 
 
@@ -254,18 +297,68 @@ _NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz012
 _UPPER_NAME_RE = re.compile(r"[A-Z][A-Z0-9_]{0,127}")
 # Names ending in a secret word that hold non-secrets.
 _NOT_SECRET_NAMES = (
-    "cancellationtoken", "canceltoken", "pagetoken", "nexttoken", "continuationtoken",
-    "paginationtoken", "synctoken", "resumptiontoken", "nextpagetoken", "lexertoken",
-    "publickey", "primarykey", "foreignkey", "sortkey", "partitionkey", "cachekey", "hashkey",
-    "idempotencykey", "routingkey", "objectkey", "hotkey", "shortcutkey", "lookupkey",
-    "uniquekey", "compositekey", "rowkey", "groupkey", "publishablekey", "keykey", "mapkey",
-    "dictkey", "threadkey", "storekey", "statekey", "querykey", "i18nkey", "translationkey",
-    "localekey", "sshpublickey", "pubkey", "jsonkey", "yamlkey", "tomlkey", "rediskey", "s3key",
-    "bucketkey", "pwd", "oldpwd", "tokentype", "secretname", "secretref", "passwordfield",
+    "cancellationtoken",
+    "canceltoken",
+    "pagetoken",
+    "nexttoken",
+    "continuationtoken",
+    "paginationtoken",
+    "synctoken",
+    "resumptiontoken",
+    "nextpagetoken",
+    "lexertoken",
+    "publickey",
+    "primarykey",
+    "foreignkey",
+    "sortkey",
+    "partitionkey",
+    "cachekey",
+    "hashkey",
+    "idempotencykey",
+    "routingkey",
+    "objectkey",
+    "hotkey",
+    "shortcutkey",
+    "lookupkey",
+    "uniquekey",
+    "compositekey",
+    "rowkey",
+    "groupkey",
+    "publishablekey",
+    "keykey",
+    "mapkey",
+    "dictkey",
+    "threadkey",
+    "storekey",
+    "statekey",
+    "querykey",
+    "i18nkey",
+    "translationkey",
+    "localekey",
+    "sshpublickey",
+    "pubkey",
+    "jsonkey",
+    "yamlkey",
+    "tomlkey",
+    "rediskey",
+    "s3key",
+    "bucketkey",
+    "pwd",
+    "oldpwd",
+    "tokentype",
+    "secretname",
+    "secretref",
+    "passwordfield",
 )
 # *_KEY names that always hold secrets; other *_KEY names need a random-looking value.
 _SECRET_KEY_NAMES = (
-    "apikey", "accesskey", "secretkey", "privatekey", "authkey", "secretkeybase", "adminkey",
+    "apikey",
+    "accesskey",
+    "secretkey",
+    "privatekey",
+    "authkey",
+    "secretkeybase",
+    "adminkey",
 )
 _STRONG_ENDINGS = ("token", "secret", "password", "passwd", "passphrase", "pwd")
 _TYPE_LIKE = re.compile(r"[A-Z][A-Za-z]{0,63}")
@@ -350,9 +443,7 @@ def _assignment(text: str, m: re.Match[str]) -> _Span | None:
     ):
         return None  # only `--password hunter2` and .netrc lines use a bare space
     vs, ve = m.span(group)
-    env_style = (
-        sep == "=" and m.group("close") == "" and _UPPER_NAME_RE.fullmatch(name) is not None
-    )
+    env_style = sep == "=" and m.group("close") == "" and _UPPER_NAME_RE.fullmatch(name) is not None
 
     kind = _value_kind(value, name, strength)
     if kind is not None:
@@ -612,8 +703,10 @@ def _builtin_scanners() -> tuple[_Scan, ...]:
                 "env": (r"(?:(?<=TOK)EN|EY(?:_BASE)?|ey(?:Base)?)" + _TAIL_NS, _assignment),
                 "aws": ("IA" + _after("AKIA", "A-Za-z0-9") + r"[A-Z0-9]{16}+" + _END, _prefixed(1)),
                 "age": (
-                    "EY-1" + _after("AGE-SECRET-KEY-1")
-                    + r"[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}+" + _END,
+                    "EY-1"
+                    + _after("AGE-SECRET-KEY-1")
+                    + r"[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}+"
+                    + _END,
                     _prefixed(11),
                 ),
             },
@@ -650,7 +743,10 @@ def _builtin_scanners() -> tuple[_Scan, ...]:
             r"""[ESIGP5=:"'\] \t?\\]""",
             {
                 "env": (r"(?:ECRET|SWORD|SWD|SPHRASE|(?<=_PASS))" + _TAIL_NS, _assignment),
-                "asia": ("IA" + _after("ASIA", "A-Za-z0-9") + r"[A-Z0-9]{16}+" + _END, _prefixed(1)),
+                "asia": (
+                    "IA" + _after("ASIA", "A-Za-z0-9") + r"[A-Z0-9]{16}+" + _END,
+                    _prefixed(1),
+                ),
                 "sendgrid": (
                     rf"(?<![{b64}]S)G\.[{b64}]{{22}}+\.[{b64}]{{43}}+" + _END,
                     _prefixed(0),
@@ -811,7 +907,7 @@ class Redactor:
             return spans
         if _MARKER_PREFIX in text:
             spans = _drop_marked(text, spans)
-        return _merge(spans)
+        return _merge(spans) if spans else spans
 
     def redact(self, text: str) -> Redaction:
         """Return ``text`` with every secret replaced, and the count per kind."""
