@@ -210,9 +210,11 @@ def compute_state(conn: apsw.Connection, session_id: str) -> SessionState | None
     tasks_at, tasks = events.task_lists[-1] if events.task_lists else (-1, {})
     if tasks and tasks_at > todos_at:
         todos = [t for t in tasks.values() if t.get("status") != "deleted"]
-    main_texts = [
-        (r[6], r[0]) for r in rows[last_turn_start:] if not r[1]
-    ]
+    # The last turn's own answer; if it has none yet (still running, or tools only), the
+    # last thing the assistant said before it.
+    main_texts = [r[6] for r in rows[last_turn_start:] if not r[1]]
+    outcome = _last_assistant_text(main_texts) or _last_assistant_text(
+        [r[6] for r in rows[:last_turn_start] if not r[1]])
     all_commands = [c for r in rows for c in _json(r[5]).get("commands", [])]
     last_commands = [c for r in rows[last_turn_start:] if not r[1]
                      for c in _json(r[5]).get("commands", [])]
@@ -233,7 +235,7 @@ def compute_state(conn: apsw.Connection, session_id: str) -> SessionState | None
         todos=todos,
         last_request=last_request,
         last_request_time=last_request_time,
-        outcome=_last_assistant_text([t for t, _ in main_texts]),
+        outcome=outcome,
         last_turn_actions=_actions(last_commands),
         actions=_actions(all_commands),
         commits=[f"{sha[:7]} {subject.strip()}" for _, sha, subject in _COMMIT_RE.findall(results)],

@@ -533,10 +533,11 @@ def _earlier_sessions(conn: apsw.Connection, project: str, state: SessionState) 
     for sid, first, title in rows:
         about = title
         if not about:
-            prompt = conn.execute(
+            prompt = conn.execute(  # what the session set out to do: its first real request
                 "SELECT json_extract(meta, '$.prompt') FROM chunks WHERE session_id = ?"
-                " AND agent_id = '' AND json_extract(meta, '$.prompt') IS NOT NULL"
-                " ORDER BY offset DESC, part DESC LIMIT 1",
+                " AND agent_id = '' AND kind = 'turn' AND json_extract(meta, '$.prompt') IS NOT NULL"
+                " AND json_extract(meta, '$.prompt') NOT LIKE '/%'"
+                " ORDER BY offset, part LIMIT 1",
                 (sid,),
             ).fetchone()
             about = prompt[0] if prompt else ""

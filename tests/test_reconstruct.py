@@ -1,0 +1,219 @@
+"""reconstruct: timelines in time order within budget, briefings for resuming work."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from datetime import UTC, datetime
+from pathlib import Path
+
+import apsw
+import pytest
+
+from causantic import cli
+from causantic.chunking import approx_tokens
+from causantic.errors import UsageError
+from causantic.retrieval.reconstruct import briefing, reconstruct
+
+from .conftest import PYTHON, REPO, SAMPLES
+
+S1, S2, S3 = ("11111111-aaaa-4bbb-8ccc-000000000001", "22222222-aaaa-4bbb-8ccc-000000000002",
+              "33333333-aaaa-4bbb-8ccc-000000000003")
+
+
+@pytest.fixture(scope="module")
+def samples_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from causantic.config import load_settings
+    from causantic.pipeline import run_ingest
+
+    folder = tmp_path_factory.mktemp("reconstruct-samples")
+    run_ingest(load_settings(db=folder / "memory.db", env={"HOME": str(folder)}), [SAMPLES])
+    return folder / "memory.db"
+
+
+def _conn(db: Path) -> apsw.Connection:
+    return apsw.Connection(str(db), flags=apsw.SQLITE_OPEN_READONLY)
+
+
+def _session_chunks(conn: apsw.Connection, session: str) -> list[tuple[str, str]]:
+    return conn.execute(
+        "SELECT id, start_time FROM chunks WHERE session_id LIKE ? || '%'"
+        " ORDER BY start_time, agent_id, offset, part", (session,)
+    ).fetchall()
+
+
+def test_timeline_of_a_session_is_all_its_chunks_in_time_order(shared_db: Path):
+    conn = _conn(shared_db)
+    result = reconstruct(conn, "cli", session="cde341db", max_tokens=100_000)
+    expected = _session_chunks(conn, "cde341db")
+    assert result.mode == "timeline" and not result.truncated
+    assert [h.chunk_id for h in result.results] == [cid for cid, _ in expected]
+    times = [h.start_time for h in result.results]
+    assert times == sorted(times)
+    assert result.text.count("=== Session cde341db") == 1
+    at = 0
+    for h in result.results:  # every chunk whole, each after the one before
+        at = result.text.index(h.text, at) + len(h.text)
+
+
+def test_tight_budget_keeps_the_newest_chunks_and_says_so(shared_db: Path):
+    conn = _conn(shared_db)
+    result = reconstruct(conn, "cli", session="cde341db", max_tokens=1500)
+    expected = [cid for cid, _ in _session_chunks(conn, "cde341db")]
+    ids = [h.chunk_id for h in result.results]
+    assert result.truncated and approx_tokens(result.text) <= 1500
+    assert ids == expected[len(expected) - len(ids):]  # the newest, contiguous
+    assert "older chunk" in result.text.splitlines()[0] and "newest kept" in result.text
+
+
+def test_timeline_hard_character_cap(shared_db: Path):
+    conn = _conn(shared_db)
+    for cap in (400, 2000, 9000):
+        result = reconstruct(conn, "napoli-matcha", max_chars=cap)
+        assert len(result.text) <= cap
+
+
+def test_timeline_without_a_session_covers_the_newest_chunks_of_the_project(shared_db: Path):
+    conn = _conn(shared_db)
+    result = reconstruct(conn, "spotter", max_tokens=3000)
+    newest = conn.execute("SELECT id FROM chunks WHERE project = 'spotter'"
+                          " ORDER BY start_time DESC, offset DESC, part DESC LIMIT 1").fetchone()[0]
+    assert result.results[-1].chunk_id == newest
+    assert all(h.project == "spotter" for h in result.results)
+
+
+def test_from_to_and_days_back_select_by_time(samples_db: Path):
+    conn = _conn(samples_db)
+    day = reconstruct(conn, "acme-api", start="2026-03-03", end="2026-03-03")
+    assert {h.session_id for h in day.results} == {S2}
+    morning = reconstruct(conn, "acme-api", start="2026-03-02T09:04", end="2026-03-02T12:00:00Z")
+    assert {h.session_id for h in morning.results} == {S1}
+    assert all(h.end_time >= "2026-03-02T09:04" for h in morning.results)
+    recent = reconstruct(conn, "acme-api", days_back=3, now=datetime(2026, 3, 6, 12, tzinfo=UTC))
+    assert {h.session_id for h in recent.results} == {S2, S3}
+    assert [s[:8] for s in recent.sessions] == ["22222222", "33333333"]
+    empty = reconstruct(conn, "acme-api", start="2027-01-01")
+    assert empty.results == [] and empty.text == 'No chunks of project "acme-api" in that time range.'
+
+
+def test_sub_agent_chunks_are_labelled_in_the_timeline(samples_db: Path):
+    result = reconstruct(_conn(samples_db), "acme-api", session="11111111")
+    assert "sub-agent a1b2c3d]" in result.text
+    assert any(h.agent_id == "a1b2c3d" for h in result.results)
+
+
+def test_previous_session(samples_db: Path):
+    conn = _conn(samples_db)
+    assert reconstruct(conn, "acme-api", previous_session=True).sessions == (S2,)
+    assert reconstruct(conn, "acme-api", previous_session=True,
+                       current_session=S2[:8]).sessions == (S1,)
+    first = reconstruct(conn, "acme-api", previous_session=True, current_session=S1)
+    assert first.results == [] and first.text.count("\n") == 0
+    # A session that is just starting (not in memory yet): the newest stored one is previous.
+    assert reconstruct(conn, "acme-api", previous_session=True,
+                       current_session="99999999-new").sessions == (S3,)
+
+
+def test_briefing_names_the_files_and_last_request_of_the_previous_session(samples_db: Path):
+    conn = _conn(samples_db)
+    result = reconstruct(conn, "acme-api", previous_session=True, mode="briefing")
+    assert result.mode == "briefing" and result.sessions == (S2,)
+    text = result.text
+    assert "Last request: Add the idempotency key header to CreateInvoice" in text
+    assert "internal/httpclient/invoice.go" in text
+    assert "committed 4f1c2ab Add idempotency key to CreateInvoice" in text
+    assert "branch main" in text and "## Most recent conversation" in text
+    assert "- 11111111 (2026-03-02): Fix flaky retry backoff test" in text
+    assert "sk_live" not in text
+
+
+def test_briefing_of_session_one_lists_open_todos_and_the_resolved_error(samples_db: Path):
+    text = briefing(_conn(samples_db), "acme-api", session="11111111", max_chars=6000)
+    assert "Open todos (2):" in text
+    assert "- [~] Add idempotency keys to CreateInvoice" in text
+    assert "- [ ] Stop retrying UpdateCustomer on timeout" in text
+    assert "Resolved errors (1):" in text and "later succeeded" in text
+    assert "Files edited (1): internal/retry/backoff.go" in text
+
+
+def test_briefing_on_the_shared_transcripts(shared_db: Path):
+    """cli: the session before the newest is the fish-completions one (edited setup_test.go,
+    last asked to commit)."""
+    conn = _conn(shared_db)
+    result = reconstruct(conn, "cli", previous_session=True, mode="briefing")
+    assert result.sessions[0].startswith("61cb3ba8")
+    assert "Last request: commit" in result.text
+    assert "cmd/entire/cli/setup_test.go" in result.text
+    assert "branch 20260209-fish-completions" in result.text
+
+
+@pytest.mark.parametrize("cap", [120, 700, 3000, 6000, 20_000])
+def test_briefing_never_exceeds_its_cap(shared_db: Path, cap: int):
+    conn = _conn(shared_db)
+    for project in ("cli", "napoli-matcha", "spotter"):
+        text = briefing(conn, project, max_chars=cap)
+        assert 0 < len(text) <= min(cap, 9500)
+        assert text.startswith("# Briefing") or cap < 200
+
+
+def test_briefing_excludes_the_starting_session_and_handles_strangers(samples_db: Path):
+    conn = _conn(samples_db)
+    assert "last session 22222222" in briefing(conn, "acme-api", exclude_session=S3)
+    assert briefing(conn, "nope") == 'No memory of project "nope" yet.'
+    only = briefing(conn, "acme-api", exclude_session="")
+    assert "last session 33333333" in only
+
+
+def test_briefing_imports_no_numpy_onnxruntime_or_mcp(samples_db: Path, tmp_path: Path):
+    """The session-start hook calls it: SQL and strings only."""
+    code = (
+        "import sys, apsw\n"
+        "from causantic.retrieval.reconstruct import briefing\n"
+        f"conn = apsw.Connection({str(samples_db)!r}, flags=apsw.SQLITE_OPEN_READONLY)\n"
+        "text = briefing(conn, 'acme-api', max_chars=6000)\n"
+        "heavy = [m for m in ('numpy', 'onnxruntime', 'mcp', 'tokenizers') if m in sys.modules]\n"
+        "print(len(text), heavy)\n"
+    )
+    out = subprocess.run([PYTHON, "-c", code], capture_output=True, text=True, cwd=REPO,
+                         timeout=60, check=True)
+    size, heavy = out.stdout.split(" ", 1)
+    assert int(size) > 100 and heavy.strip() == "[]"
+
+
+def test_unknown_session_is_one_clear_line(samples_db: Path):
+    result = reconstruct(_conn(samples_db), "acme-api", session="deadbeef")
+    assert result.results == [] and "\n" not in result.text
+    assert 'No session starting with "deadbeef"' in result.text
+
+
+@pytest.mark.parametrize("kwargs,message", [
+    ({"session": "1111"}, "at least 8 characters"),
+    ({"start": "yesterday"}, "not a date or time"),
+    ({"start": "2026-03-04", "end": "2026-03-02"}, "is not before"),
+    ({"mode": "story"}, "unknown reconstruct mode"),
+])
+def test_bad_input_is_a_usage_error(samples_db: Path, kwargs: dict, message: str):
+    with pytest.raises(UsageError, match=message):
+        reconstruct(_conn(samples_db), "acme-api", **kwargs)
+
+
+def test_unknown_project_is_a_usage_error_like_list_sessions(samples_db: Path):
+    with pytest.raises(UsageError, match="unknown project 'nope'"):
+        reconstruct(_conn(samples_db), "nope")
+
+
+def test_cli_reconstruct_json_and_errors(samples_db: Path, capsys: pytest.CaptureFixture):
+    code = cli.main(["--db", str(samples_db), "reconstruct", "--project", "acme-api",
+                     "--session", "11111111", "--json"])
+    doc = json.loads(capsys.readouterr().out)
+    assert code == 0 and doc["mode"] == "timeline"
+    assert {"query", "mode", "results", "text", "tokens", "duration_ms"} <= doc.keys()
+    assert [r["session_id"] for r in doc["results"]] == [S1] * 3
+    code = cli.main(["--db", str(samples_db), "reconstruct", "--project", "acme-api",
+                     "--previous-session", "--mode", "briefing", "--max-chars", "900"])
+    out = capsys.readouterr().out
+    assert code == 0 and len(out) <= 901 and out.startswith("# Briefing: acme-api")
+    for argv in (["--project", "nope"], ["--project", "acme-api", "--from", "soon"]):
+        code = cli.main(["--db", str(samples_db), "reconstruct", *argv])
+        err = capsys.readouterr().err
+        assert code == 2 and err.count("\n") == 1 and err.startswith("causantic: ")

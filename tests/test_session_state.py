@@ -1,0 +1,238 @@
+"""Session state, computed at ingest from stored chunks without any LLM, and kept honest."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+
+import apsw
+import pytest
+
+from causantic.config import load_settings
+from causantic.pipeline import run_ingest
+from causantic.session_state import compute_state, load_state, refresh, same_command
+from causantic.store import open_store
+
+from .conftest import SAMPLES
+from .data.make_samples import Writer
+
+S1 = "11111111-aaaa-4bbb-8ccc-000000000001"
+S2 = "22222222-aaaa-4bbb-8ccc-000000000002"
+S3 = "33333333-aaaa-4bbb-8ccc-000000000003"
+
+
+def _ingest(db: Path, *paths: Path) -> None:
+    run_ingest(load_settings(db=db, env={"HOME": str(db.parent)}), list(paths))
+
+
+@pytest.fixture(scope="module")
+def samples_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("state-samples")
+    _ingest(folder / "memory.db", SAMPLES)
+    return folder / "memory.db"
+
+
+def _stored(db: Path, session_id: str) -> dict | None:
+    conn = apsw.Connection(str(db), flags=apsw.SQLITE_OPEN_READONLY)
+    try:
+        row = conn.execute(
+            "SELECT state FROM session_state WHERE session_id = ?", (session_id,)
+        ).fetchone()
+    finally:
+        conn.close()
+    return json.loads(row[0]) if row else None
+
+
+def test_ingest_stores_the_state_of_every_session(samples_db: Path):
+    with open_store(samples_db, readonly=True) as store:
+        n = store.conn.execute("SELECT count(*) FROM session_state").fetchone()[0]
+        for sid in (S1, S2, S3):
+            assert _stored(samples_db, sid) == compute_state(store.conn, sid).as_dict()
+    assert n == 3
+
+
+def test_session_one_state_names_the_fix_its_error_and_the_open_todos(samples_db: Path):
+    """The flaky test failed, was fixed by an edit, and the rerun passed: resolved."""
+    with open_store(samples_db, readonly=True) as store:
+        state = load_state(store.conn, S1)
+    assert state is not None
+    assert state.project == "acme-api" and state.branch == "main"
+    assert state.title == "Fix flaky retry backoff test"
+    assert state.edited == ["/home/dev/acme-api/internal/retry/backoff.go"]
+    assert "/home/dev/acme-api/internal/retry/backoff.go" in state.files
+    assert state.commands == ["go test ./internal/retry -run TestRetryBackoff -count=50",
+                              "go test ./internal/retry -count=200"]
+    [error] = state.errors
+    assert error.tool == "Bash" and error.message == "--- FAIL: TestRetryBackoff (0.21s)"
+    assert error.subject == "go test ./internal/retry -run TestRetryBackoff -count=50"
+    assert error.resolved and "go test ./internal/retry -count=200" in error.how
+    assert [t["content"] for t in state.open_todos] == [
+        "Add idempotency keys to CreateInvoice", "Stop retrying UpdateCustomer on timeout"]
+    assert state.last_request.startswith("Great. Now audit the HTTP client")
+    assert state.outcome.startswith("Two risky retries found")
+    assert state.agents == ["a1b2c3d"]
+    assert state.start_time < state.end_time
+
+
+def test_session_two_state_sees_the_commit(samples_db: Path):
+    with open_store(samples_db, readonly=True) as store:
+        state = load_state(store.conn, S2)
+    assert state.commits == ["4f1c2ab Add idempotency key to CreateInvoice"]
+    assert state.actions == ["committed"] and state.last_turn_actions == ["committed"]
+    assert "Idempotency-Key" in state.outcome
+    assert state.last_request.startswith("Add the idempotency key header")
+    assert state.errors == [] and state.todos == []
+    assert "sk_live" not in json.dumps(state.as_dict())  # states hold redacted text only
+
+
+def test_session_three_last_request_is_the_topic_shift(samples_db: Path):
+    with open_store(samples_db, readonly=True) as store:
+        state = load_state(store.conn, S3)
+    assert state.last_request == (
+        "Moving on: unrelated question, which Go version does the Dockerfile use?")
+    assert "golang:1.23-alpine" in state.outcome
+    assert state.edited == ["/home/dev/acme-api/cmd/server/main.go"]
+
+
+def _heuristics_transcript(root: Path) -> str:
+    sid = "44444444-aaaa-4bbb-8ccc-000000000004"
+    cwd = "/home/dev/acme-api"
+    w = Writer(sid, datetime(2026, 3, 9, 9, 0, tzinfo=UTC))
+    w.user("Build it and fix whatever breaks.")
+    w.tool("Bash", {"command": "make build"}, "Exit code 2\nmain.go:12:3: undefined: foo\nmake: *** [build] Error 1",
+           is_error=True)
+    w.tool("Edit", {"file_path": f"{cwd}/main.go", "old_string": "foo()", "new_string": "bar()"},
+           "The file main.go has been updated successfully.")
+    w.tool("Bash", {"command": "make build"}, "ok")
+    w.tool("Bash", {"command": "npm test -- --grep auth"},
+           "FAIL src/auth.ts:40 expected 200, got 401", is_error=True)
+    w.tool("Edit", {"file_path": f"{cwd}/src/auth.ts", "old_string": "a", "new_string": "b"},
+           "The file src/auth.ts has been updated successfully.")
+    w.tool("Bash", {"command": "curl -sf http://localhost:8080/health"},
+           "curl: (7) Failed to connect to localhost port 8080", is_error=True)
+    w.say("Fixed: the server now starts before the health check runs.")
+    w.tool("Edit", {"file_path": f"{cwd}/README.md", "old_string": "x", "new_string": "y"},
+           "The user doesn't want to proceed with this tool use. The tool use was rejected.",
+           is_error=True)
+    w.tool("TaskCreate", {"subject": "Write the migration", "description": "Add the column"},
+           "Task #1 created successfully: Write the migration")
+    w.tool("TaskCreate", {"subject": "Backfill old rows", "description": "Backfill"},
+           "Task #2 created successfully: Backfill old rows")
+    w.tool("TaskUpdate", {"taskId": "1", "status": "completed"}, "Updated task #1 status")
+    w.user("Deploy to staging.")
+    w.tool("Bash", {"command": "terraform apply -auto-approve"},
+           "Error: permission denied for role deployer", is_error=True)
+    w.say("Staging deploy is blocked: the deployer role lacks permission.")
+    w.user("Then just push and open the PR.")
+    w.tool("Bash", {"command": "git push -u origin feature/migration"}, "branch set up to track")
+    w.tool("Bash", {"command": "gh pr create --fill"}, "https://github.com/acme/api/pull/42")
+    w.say("Pushed and opened https://github.com/acme/api/pull/42.")
+    w.write(root / "-home-dev-acme-api" / f"{sid}.jsonl")
+    return sid
+
+
+def test_error_resolution_heuristics_and_task_todos(tmp_path: Path):
+    """Rerun, edit of the file named in the error, the assistant saying so; else unresolved."""
+    sid = _heuristics_transcript(tmp_path / "projects")
+    db = tmp_path / "m.db"
+    _ingest(db, tmp_path / "projects")
+    with open_store(db, readonly=True) as store:
+        state = load_state(store.conn, sid)
+    by_subject = {e.subject: e for e in state.errors}
+    assert set(by_subject) == {"make build", "npm test -- --grep auth",
+                               "curl -sf http://localhost:8080/health",
+                               "terraform apply -auto-approve"}  # the rejected edit is no error
+    assert by_subject["make build"].message == "main.go:12:3: undefined: foo"
+    assert by_subject["make build"].resolved and "`make build` later succeeded" in by_subject["make build"].how
+    assert by_subject["npm test -- --grep auth"].resolved
+    assert "auth.ts was edited afterwards" in by_subject["npm test -- --grep auth"].how
+    assert by_subject["curl -sf http://localhost:8080/health"].resolved
+    assert "the assistant said" in by_subject["curl -sf http://localhost:8080/health"].how
+    terraform = by_subject["terraform apply -auto-approve"]
+    assert not terraform.resolved and terraform.message == "Error: permission denied for role deployer"
+    assert [e.subject for e in state.unresolved] == ["terraform apply -auto-approve"]
+    assert state.todos == [{"content": "Write the migration", "status": "completed"},
+                           {"content": "Backfill old rows", "status": "pending"}]
+    assert [t["content"] for t in state.open_todos] == ["Backfill old rows"]
+    assert state.actions == ["pushed", "opened a PR"] == state.last_turn_actions
+    assert state.pull_requests == ["https://github.com/acme/api/pull/42"]
+    assert state.last_request == "Then just push and open the PR."
+    assert state.outcome == "Pushed and opened https://github.com/acme/api/pull/42."
+
+
+@pytest.mark.parametrize("failed,later,same", [
+    ("go test ./internal/retry -run TestX -count=50", "go test ./internal/retry -count=200", True),
+    ("mise run fmt && mise run lint 2>&1", "mise run lint 2>&1", True),
+    ("cd api && npm test", "npm test", True),
+    ("FOO=1 pytest tests/test_a.py", "pytest tests/test_a.py -x", True),
+    ("go test ./a", "go test ./b", False),
+    ("go test ./a", "go build ./a", False),
+    ("npm run lint", "npm run build", False),
+])
+def test_same_command(failed: str, later: str, same: bool):
+    assert same_command(failed, later) is same
+
+
+def test_deleting_chunks_drops_the_state_and_readers_never_see_a_stale_one(tmp_path: Path):
+    """forget deletes chunks: the trigger removes the state; a partial delete is recomputed."""
+    db = tmp_path / "m.db"
+    _ingest(db, SAMPLES)
+    with open_store(db) as store:
+        conn = store.conn
+        with conn:
+            conn.execute("DELETE FROM chunks WHERE session_id = ? AND part = 0 AND turn = 1", (S1,))
+        assert _stored(db, S1) is None and _stored(db, S2) is not None
+        state = load_state(conn, S1)  # computed from what is left
+        assert state.chunks == 2 and "Great. Now audit" not in state.last_request
+        with conn:
+            refresh(conn, [S1])
+        assert _stored(db, S1)["chunks"] == 2
+        with conn:
+            conn.execute("DELETE FROM chunks WHERE session_id = ?", (S1,))
+        assert load_state(conn, S1) is None and _stored(db, S1) is None
+
+
+def test_stale_row_is_recomputed_at_read_time(tmp_path: Path):
+    db = tmp_path / "m.db"
+    _ingest(db, SAMPLES)
+    with open_store(db) as store:
+        conn = store.conn
+        with conn:
+            conn.execute("UPDATE session_state SET chunks = 99, state = '{\"bogus\": 1}'"
+                         " WHERE session_id = ?", (S2,))
+        assert load_state(conn, S2).commits == ["4f1c2ab Add idempotency key to CreateInvoice"]
+
+
+def test_reingest_and_incremental_append_keep_the_state_current(tmp_path: Path):
+    """A session file that grows: the next ingest refreshes its state (last request moves)."""
+    projects = tmp_path / "projects"
+    sid = _heuristics_transcript(projects)
+    path = projects / "-home-dev-acme-api" / f"{sid}.jsonl"
+    full = path.read_text().splitlines(keepends=True)
+    path.write_text("".join(full[:-6]))
+    db = tmp_path / "m.db"
+    _ingest(db, projects)
+    with open_store(db, readonly=True) as store:
+        before = load_state(store.conn, sid)
+    assert before.last_request == "Deploy to staging."
+    path.write_text("".join(full))
+    _ingest(db, projects)
+    stored = _stored(db, sid)
+    assert stored["last_request"] == "Then just push and open the PR."
+    assert stored["pull_requests"] == ["https://github.com/acme/api/pull/42"]
+
+
+def test_every_shared_session_has_a_state_with_resolved_errors_somewhere(shared_db: Path):
+    with open_store(shared_db, readonly=True) as store:
+        conn = store.conn
+        sessions = [r[0] for r in conn.execute("SELECT DISTINCT session_id FROM chunks")]
+        stored = {r[0] for r in conn.execute("SELECT session_id FROM session_state")}
+        states = [load_state(conn, s) for s in sessions]
+    assert stored == set(sessions)
+    errors = [e for s in states for e in s.errors]
+    assert any(e.resolved and "later succeeded" in e.how for e in errors)
+    assert any(not e.resolved for e in errors)
+    assert all(len(e.message) <= 200 for e in errors)
+    assert any(s.commits for s in states) and any(s.todos for s in states)
+    assert all(s.last_request for s in states if s.chunks > 1)
