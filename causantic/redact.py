@@ -26,6 +26,17 @@ Invariants
 - Every quantifier is bounded; no pattern can backtrack more than linearly.
 - A value that has the exact shape of a known token (``ghp_...``, ``AKIA...``) is reported under
   that token's kind wherever it is found (bare, in an assignment, in a URL, after ``Bearer``).
+
+Limits (deliberate, each for speed or to avoid false positives)
+---------------------------------------------------------------
+- npm and Hugging Face tokens are recognised by their shape only as the value of
+  an assignment, URL or header; a bare ``npm_...`` in prose costs a scan of its own.
+- ``curl -u user:password``, lowercase ``bearer`` and a quoted value with spaces under a
+  lowercase name (``"password": "two words"``, usually a UI label) are not redacted.
+- An unquoted identifier without digits after ``password =`` in code is taken for a
+  variable (``password = hunter``); in a shell/.env assignment or a YAML line it is a value.
+- A hexadecimal value under a generic ``*_key`` name counts only in ``NAME=value`` form;
+  elsewhere it is far more often a hash (``cache_key = "<sha256>"``).
 """
 
 from __future__ import annotations
@@ -153,55 +164,11 @@ _PLACEHOLDER_WORDS = frozenset(
     masked empty default value env postgres root admin guest user username pass xxx tbd todo
     fixme unset missing notset not_set na n/a ask prompt secretstr secretstring""".split()
 )
-_PLACEHOLDER_PREFIXES = (
-    "your",
-    "my_",
-    "my-",
-    "<",
-    "{",
-    "${",
-    "$(",
-    "%",
-    "[",
-    "(",
-    "*",
-    "!",
-    "&",
-    "#{",
-    "@",
-    "insert",
-    "replace",
-    "enter_",
-    "enter-",
-    "put_",
-    "put-",
-    "xxx",
-    "...",
-    "\u2026",
-    "op://",
-    "vault:",
-    "arn:",
-    "ref+",
-    "sm://",
-    "secret:",
-    "env:",
-    "process.env",
-    "os.environ",
-    "os.getenv",
-    "getenv",
-    "settings.",
-    "config.",
-    "self.",
-    "this.",
-    "env.",
-    "import.meta",
-    "http://",
-    "https://",
-    "file://",
-    "/",
-    "./",
-    "../",
-    "~/",
+# Values starting like this are references, templates, paths or expressions, not secrets.
+_PLACEHOLDER_PREFIXES = tuple(
+    """your my_ my- < { ${ $( % [ ( * ! & #{ @ insert replace enter_ enter- put_ put- xxx ...
+    \u2026 op:// vault: arn: ref+ sm:// secret: env: process.env os.environ os.getenv getenv
+    settings. config. self. this. env. import.meta http:// https:// file:// / ./ ../ ~/""".split()
 )
 _IDENT_RE = re.compile(r"[A-Za-z_$][\w$]{0,127}")
 _DOTTED_RE = re.compile(r"[A-Za-z_$][\w$]{0,127}(?:\??\.[A-Za-z_$][\w$]{0,127}){1,16}!?")
@@ -295,61 +262,16 @@ _TAIL_NS = _CLOSE + r"(?P<sep>" + _OP + r")" + _VALUE
 
 _NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
 _UPPER_NAME_RE = re.compile(r"[A-Z][A-Z0-9_]{0,127}")
-# Names ending in a secret word that hold non-secrets.
-_NOT_SECRET_NAMES = (
-    "cancellationtoken",
-    "canceltoken",
-    "pagetoken",
-    "nexttoken",
-    "continuationtoken",
-    "paginationtoken",
-    "synctoken",
-    "resumptiontoken",
-    "nextpagetoken",
-    "lexertoken",
-    "publickey",
-    "primarykey",
-    "foreignkey",
-    "sortkey",
-    "partitionkey",
-    "cachekey",
-    "hashkey",
-    "idempotencykey",
-    "routingkey",
-    "objectkey",
-    "hotkey",
-    "shortcutkey",
-    "lookupkey",
-    "uniquekey",
-    "compositekey",
-    "rowkey",
-    "groupkey",
-    "publishablekey",
-    "keykey",
-    "mapkey",
-    "dictkey",
-    "threadkey",
-    "storekey",
-    "statekey",
-    "querykey",
-    "i18nkey",
-    "translationkey",
-    "localekey",
-    "sshpublickey",
-    "pubkey",
-    "jsonkey",
-    "yamlkey",
-    "tomlkey",
-    "rediskey",
-    "s3key",
-    "bucketkey",
-    "pwd",
-    "oldpwd",
-    "tokentype",
-    "secretname",
-    "secretref",
-    "passwordfield",
+# Names ending in a secret word that hold non-secrets (compared without _ - . and case).
+_NOT_SECRET_ENDINGS = tuple(
+    """cancellationtoken canceltoken pagetoken nexttoken nextpagetoken continuationtoken
+    paginationtoken synctoken resumptiontoken lexertoken publickey pubkey primarykey foreignkey
+    sortkey partitionkey cachekey hashkey idempotencykey routingkey objectkey hotkey shortcutkey
+    lookupkey uniquekey compositekey rowkey groupkey publishablekey mapkey dictkey threadkey
+    storekey statekey querykey i18nkey translationkey localekey rediskey s3key bucketkey""".split()
 )
+# Shell variables named like secrets that hold directories.
+_NOT_SECRET_EXACT = frozenset({"pwd", "oldpwd"})
 # *_KEY names that always hold secrets; other *_KEY names need a random-looking value.
 _SECRET_KEY_NAMES = (
     "apikey",
@@ -377,7 +299,7 @@ def _name_strength(name: str) -> str | None:
     """``"strong"`` if a name always holds a secret, ``"weak"`` if only random values count."""
     low = name.lower().lstrip("-.")
     norm = low.replace("_", "").replace("-", "").replace(".", "")
-    if not norm or norm.endswith(_NOT_SECRET_NAMES):
+    if not norm or norm in _NOT_SECRET_EXACT or norm.endswith(_NOT_SECRET_ENDINGS):
         return None
     if norm.endswith(_STRONG_ENDINGS):
         return "strong"
@@ -569,8 +491,8 @@ _PEM_BODY_RE = re.compile(r"[A-Za-z0-9+/=\s\\:,.\-\"]{0,16384}")
 # Without an END line (truncated output): whole lines of base64 or headers only, so the
 # prose that follows is kept.
 _PEM_LINES_RE = re.compile(
-    r"(?:[ \t]*(?:\r?\n|\\r?\\n)(?:[A-Za-z0-9+/=]{1,128}|[A-Za-z-]{1,20}: [^\n\\]{0,128}|)"
-    r"(?=[ \t]*(?:\r?\n|\\r?\\n|$))){0,1024}"
+    r"(?:[ \t]{0,64}+(?:\r?\n|\\r?\\n)(?:[A-Za-z0-9+/=]{1,128}+|[A-Za-z-]{1,20}: [^\n\\]{0,128}+|)"
+    r"(?=[ \t]{0,64}+(?:\r?\n|\\r?\\n|$))){0,1024}"
 )
 
 
@@ -664,6 +586,7 @@ def _scanner(
                 return
             m = pattern.match(text, i)
             if m is not None:
+                # A match always ends inside exactly one named branch, so lastgroup is set.
                 span = handlers[m.lastgroup](text, m)  # type: ignore[index]
                 if span is not None:
                     spans.append(span)
@@ -761,6 +684,8 @@ def _builtin_scanners() -> tuple[_Scan, ...]:
         ),
         # secret, Secret.
         _scanner("cret", "", {"env": (_TAIL, _assignment)}, use_find=False),
+        # W of *_PWD (MYSQL_PWD); PASSWORD is found by its S.
+        _scanner("W", "D", {"env": ("(?<=PW)D" + _TAIL_NS, _assignment)}, use_find=True),
         # w: password, passwd, pwd, Password; whsec_...
         _scanner(
             "w",
@@ -863,7 +788,8 @@ class Redactor:
         extra_patterns : kind -> regular expression, from ``[redaction] patterns`` in the
             config file. A match is replaced by ``[REDACTED:<kind>]``; if the pattern has a
             capturing group, only the first group is replaced, so ``token=(\\w+)`` keeps
-            ``token=``. Extra patterns run on every chunk without a prefilter.
+            ``token=``. Use ``(?i)`` for case-insensitive patterns. Extra patterns run on every
+            chunk without a prefilter, so keep them simple (no nested unbounded repeats).
 
         Raises
         ------
@@ -877,19 +803,19 @@ class Redactor:
             if not isinstance(kind, str) or not _KIND_RE.fullmatch(kind):
                 raise UsageError(
                     f"redaction pattern name {kind!r} is not a kind name (letters, digits, "
-                    "_ . -); rename it under [redaction] patterns in the config file"
+                    "_ . -); rename it under [redaction] patterns in config.toml"
                 )
             if not isinstance(regex, str):
                 raise UsageError(
                     f"redaction pattern {kind!r} must be a string regex, not {type(regex).__name__}; "
-                    "fix it under [redaction] patterns in the config file"
+                    "fix it under [redaction] patterns in config.toml"
                 )
             try:
                 extras.append((kind, re.compile(regex)))
             except re.error as exc:
                 raise UsageError(
                     f"redaction pattern {kind!r} is not a valid regex ({exc}): {regex!r}; "
-                    "fix it under [redaction] patterns in the config file"
+                    "fix it under [redaction] patterns in config.toml"
                 ) from exc
         self._extras = tuple(extras)
 
@@ -900,7 +826,8 @@ class Redactor:
             scan(text, spans)
         for kind, pattern in self._extras:
             for m in pattern.finditer(text):
-                s, e = m.span(1) if pattern.groups else m.span()
+                # Only the first group if it took part in the match, else the whole match.
+                s, e = m.span(1) if pattern.groups and m.start(1) >= 0 else m.span()
                 if e > s:
                     spans.append((s, e, kind))
         if not spans:

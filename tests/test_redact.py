@@ -186,6 +186,12 @@ def test_extra_pattern_with_a_group_replaces_only_the_group():
     assert result.text == "GET /x?ticket=[REDACTED:ticket]&y=1"
 
 
+def test_extra_pattern_whose_group_did_not_take_part_replaces_the_whole_match():
+    """`id=(\\d+)|ACME-\\w+`: the second alternative has no group, so all of it goes."""
+    result = Redactor({"acme": r"id=(\d{6})|ACME-\w{6}"}).redact("id=123456 and ACME-abc123")
+    assert result.text == "id=[REDACTED:acme] and [REDACTED:acme]"
+
+
 def test_extra_pattern_that_matches_empty_text_changes_nothing():
     """A pattern such as `x*` matches the empty string everywhere; empty spans are ignored."""
     result = Redactor({"odd": "x*"}).redact("abc")
