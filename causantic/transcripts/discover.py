@@ -45,7 +45,13 @@ def discover(paths: list[Path]) -> list[TranscriptFile]:
             if tf is not None:
                 found[root.resolve()] = tf
             continue
-        for dirpath, dirnames, filenames in os.walk(root):
+        visited: set[str] = set()
+        for dirpath, dirnames, filenames in os.walk(root, followlinks=True):
+            real = os.path.realpath(dirpath)
+            if real in visited:  # a symlink loop or a folder linked twice
+                dirnames[:] = []
+                continue
+            visited.add(real)
             dirnames[:] = sorted(d for d in dirnames if d not in _SKIP_DIRS and not d.startswith("."))
             for name in sorted(filenames):
                 if name.endswith(".jsonl"):

@@ -133,7 +133,7 @@ def session_two() -> None:
     w.tool("Bash", {"command": "cat .env"},
            "STRIPE_API_KEY=sk_live_51AbCdEfGhIjKlMnOpQrStUvWx0123456789abcdefGHIJKL\n"
            "DATABASE_URL=postgres://acme:hunter2-very-secret@db.internal:5432/acme\n"
-           "AWS_ACCESS_KEY_ID=AKIAQ3EXAMPLE7SAMPLEZ")
+           "AWS_ACCESS_KEY_ID=AKIAQ3EXAMPLE7SAMPLE")
     w.tool("Edit", {"file_path": f"{CWD}/internal/httpclient/invoice.go",
                     "old_string": "req.Header.Set(\"Content-Type\", \"application/json\")",
                     "new_string": "req.Header.Set(\"Content-Type\", \"application/json\")\n"

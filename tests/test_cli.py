@@ -1,0 +1,103 @@
+"""The command line: outputs, JSON contracts, one-line errors and exit codes."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from .conftest import PYTHON, REPO, SAMPLES
+
+
+def run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [PYTHON, "-m", "causantic", *args],
+        capture_output=True, text=True, cwd=REPO, timeout=120,
+        env={**os.environ, "PYTHONPATH": str(REPO), **(env or {})},
+    )
+
+
+@pytest.fixture
+def sample_db(tmp_path: Path) -> Path:
+    db = tmp_path / "m.db"
+    out = run("--db", str(db), "ingest", "--no-embed", str(SAMPLES))
+    assert out.returncode == 0, out.stderr
+    return db
+
+
+def test_ingest_prints_what_was_stored(tmp_path: Path):
+    out = run("--db", str(tmp_path / "m.db"), "ingest", "--no-embed", str(SAMPLES))
+    assert out.returncode == 0
+    assert "Ingested 4 transcript files" in out.stdout and "secrets redacted" in out.stdout
+
+
+def test_ingest_defaults_to_claude_projects_from_the_environment(tmp_path: Path):
+    claude = tmp_path / "claude"
+    (claude / "projects").mkdir(parents=True)
+    os.symlink(SAMPLES / "-home-dev-acme-api", claude / "projects" / "-home-dev-acme-api")
+    out = run("ingest", "--no-embed", "--json", env={"CLAUDE_CONFIG_DIR": str(claude),
+                                       "CAUSANTIC_DB": str(tmp_path / "env.db")})
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["files"] == 4
+    assert (tmp_path / "env.db").exists()
+
+
+def test_stats_json_counts(sample_db: Path):
+    out = run("--db", str(sample_db), "stats", "--json")
+    doc = json.loads(out.stdout)
+    assert {"sessions", "chunks", "edges", "vectors", "clusters", "projects"} <= set(doc)
+    assert doc["sessions"] == 3 and doc["projects"] == 1 and doc["redactions"] >= 3
+
+
+def test_search_text_and_json_agree(sample_db: Path):
+    text = run("--db", str(sample_db), "search", "telemetry exporter shutdown")
+    doc = json.loads(run("--db", str(sample_db), "search", "telemetry exporter shutdown", "--json").stdout)
+    assert text.returncode == 0
+    assert text.stdout.strip() == doc["text"].strip()
+    assert doc["results"][0]["session_id"].startswith("33333333")
+
+
+def test_list_projects_and_sessions(sample_db: Path):
+    projects = json.loads(run("--db", str(sample_db), "list-projects", "--json").stdout)
+    assert [p["project"] for p in projects["projects"]] == ["acme-api"]
+    sessions = run("--db", str(sample_db), "list-sessions", "--project", "acme-api")
+    assert sessions.returncode == 0 and "33333333" in sessions.stdout
+
+
+@pytest.mark.parametrize(
+    "args,code,message",
+    [
+        (("ingest", "/no/such/path"), 2, "no such file or folder"),
+        (("list-sessions", "--project", "nope"), 2, "unknown project"),
+        (("search", "x", "--limit", "0"), 2, "must be at least 1"),
+    ],
+)
+def test_errors_are_one_line_with_exit_codes(sample_db: Path, args, code, message):
+    out = run("--db", str(sample_db), *args)
+    assert out.returncode == code
+    assert message in out.stderr
+    assert "Traceback" not in out.stderr
+
+
+def test_corrupt_database_is_one_line_exit_1(tmp_path: Path):
+    db = tmp_path / "bad.db"
+    db.write_bytes(b"garbage" * 1000)
+    out = run("--db", str(db), "stats")
+    assert out.returncode == 1
+    assert len(out.stderr.strip().splitlines()) == 1 and "damaged" in out.stderr
+
+
+def test_missing_database_says_to_ingest(tmp_path: Path):
+    out = run("--db", str(tmp_path / "none.db"), "search", "x")
+    assert out.returncode == 1 and "causantic ingest" in out.stderr
+
+
+def test_bad_config_file_is_a_usage_error(tmp_path: Path):
+    home = tmp_path / "h"
+    home.mkdir()
+    (home / "config.toml").write_text("this is = = not toml")
+    out = run("stats", env={"CAUSANTIC_HOME": str(home)})
+    assert out.returncode == 2 and "not valid TOML" in out.stderr

@@ -1,0 +1,251 @@
+"""Ingesting real transcripts: nothing lost, idempotent, incremental, crash- and race-safe."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+from pathlib import Path
+
+import apsw
+import pytest
+
+from causantic.config import load_settings
+from causantic.pipeline import run_ingest
+from causantic.transcripts.discover import discover
+
+from .conftest import PYTHON, REPO, SAMPLES
+
+
+def snapshot(db: Path) -> dict[str, list]:
+    """Everything that matters in a store, in a comparable form (no file ids or times)."""
+    conn = apsw.Connection(str(db), flags=apsw.SQLITE_OPEN_READONLY)
+    try:
+        return {
+            "chunks": conn.execute(
+                "SELECT id, session_id, project, agent_id, offset, part, turn, kind, start_time,"
+                " end_time, text, tokens, redactions, meta FROM chunks ORDER BY id"
+            ).fetchall(),
+            "edges": conn.execute("SELECT src, dst, kind, weight FROM edges ORDER BY 1, 2, 3").fetchall(),
+            "sessions": conn.execute(
+                "SELECT id, project, cwd, title, start_time, end_time, continued FROM sessions ORDER BY id"
+            ).fetchall(),
+            "fts": conn.execute(
+                "SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH 'the OR a OR error'"
+            ).fetchall(),
+        }
+    finally:
+        conn.close()
+
+
+def ingest(db: Path, *paths: Path):
+    return run_ingest(load_settings(db=db), list(paths))
+
+
+def session_ids_in(folder: Path) -> set[str]:
+    """Every sessionId named by a user/assistant record of a main transcript under folder."""
+    ids: set[str] = set()
+    for tf in discover([folder]):
+        if tf.kind != "session":
+            continue
+        for line in tf.path.read_bytes().splitlines():
+            if b'"sessionId"' not in line or b'"type":"progress"' in line[:1024]:
+                continue
+            try:
+                r = json.loads(line)
+            except ValueError:
+                continue
+            if r.get("type") in ("user", "assistant") and not r.get("isSidechain"):
+                ids.add(r["sessionId"])
+    return ids
+
+
+def test_every_shared_session_is_stored_with_its_sub_agents(shared_db: Path, shared_transcripts: Path):
+    conn = apsw.Connection(str(shared_db), flags=apsw.SQLITE_OPEN_READONLY)
+    stored = {r[0] for r in conn.execute("SELECT DISTINCT session_id FROM chunks")}
+    expected = session_ids_in(shared_transcripts)
+    assert len(expected) == 26  # 25 files, one of which holds two sessions
+    assert expected <= stored, f"sessions lost: {expected - stored}"
+    # Every sub-agent file contributes chunks, attached to its parent session.
+    agent_files = [tf for tf in discover([shared_transcripts]) if tf.kind == "subagent"]
+    assert len(agent_files) == 4
+    for tf in agent_files:
+        n = conn.execute(
+            "SELECT count(*) FROM chunks WHERE agent_id = ? AND session_id = ?",
+            (tf.agent_id, tf.session_hint),
+        ).fetchone()[0]
+        assert n > 0, tf.path
+    # Entire checkpoints have no sub-agent files: their agents come from agent_progress.
+    agents = conn.execute("SELECT count(DISTINCT agent_id) FROM chunks WHERE agent_id != ''").fetchone()[0]
+    assert agents == 15
+    kinds = dict(conn.execute("SELECT kind, count(*) FROM edges GROUP BY kind").fetchall())
+    assert kinds["brief"] == 15 and kinds["debrief"] == 15 and kinds["next"] > 700
+    projects = {r[0] for r in conn.execute("SELECT DISTINCT project FROM sessions")}
+    assert projects == {"cli", "napoli-matcha", "spotter"}  # worktrees folded into their repo
+    # No duplicate edges, no self-loops, no dangling endpoints.
+    assert conn.execute("SELECT count(*) FROM edges WHERE src = dst").fetchone()[0] == 0
+    dangling = conn.execute(
+        "SELECT count(*) FROM edges WHERE src NOT IN (SELECT id FROM chunks)"
+        " OR dst NOT IN (SELECT id FROM chunks)"
+    ).fetchone()[0]
+    assert dangling == 0
+    conn.close()
+
+
+def test_second_ingest_changes_nothing(shared_db_copy: Path, shared_transcripts: Path):
+    before = snapshot(shared_db_copy)
+    report = ingest(shared_db_copy, shared_transcripts)
+    assert report.files_read == 0 and report.chunks_added == 0 and report.edges_added == 0
+    assert snapshot(shared_db_copy) == before
+
+
+def test_appended_transcript_ingests_only_new_lines_and_links_to_the_tail(tmp_path: Path):
+    src = SAMPLES / "-home-dev-acme-api" / "33333333-aaaa-4bbb-8ccc-000000000003.jsonl"
+    lines = src.read_bytes().splitlines(keepends=True)
+    live = tmp_path / "proj" / src.name
+    live.parent.mkdir()
+    live.write_bytes(b"".join(lines[:4]) + lines[4][:30])  # a half-written fifth line
+    db = tmp_path / "m.db"
+    first = ingest(db, live.parent)
+    assert first.chunks_added >= 1
+    with open(live, "ab") as f:
+        f.write(lines[4][30:] + b"".join(lines[5:]))
+    second = ingest(db, live.parent)
+    assert second.files_read == 1
+    clean = tmp_path / "clean.db"
+    ingest(clean, src)
+    assert snapshot(db) == snapshot(clean)
+
+
+def test_rewritten_file_is_read_again_idempotently(tmp_path: Path):
+    proj = tmp_path / "p"
+    shutil.copytree(SAMPLES, proj)
+    db = tmp_path / "m.db"
+    ingest(db, proj)
+    target = next(proj.rglob("33333333-*.jsonl"))
+    original = target.read_bytes()
+    target.write_bytes(b"garbage that replaced the file\n")
+    ingest(db, proj)
+    target.write_bytes(original)
+    ingest(db, proj)
+    clean = tmp_path / "clean.db"
+    ingest(clean, proj)
+    assert snapshot(db) == snapshot(clean)
+
+
+def test_samples_chain_through_sub_agent_and_continued_session(tmp_path: Path):
+    db = tmp_path / "m.db"
+    report = ingest(db, SAMPLES)
+    assert report.redactions >= 3  # the .env printed in session two
+    conn = apsw.Connection(str(db))
+    kinds = dict(conn.execute("SELECT kind, count(*) FROM edges GROUP BY kind").fetchall())
+    assert kinds.get("brief") == 1 and kinds.get("debrief") == 1 and kinds.get("continues") == 1
+    text = " ".join(r[0] for r in conn.execute("SELECT text FROM chunks"))
+    assert "sk_live_51AbCdEf" not in text and "hunter2-very-secret" not in text
+    assert "AKIAQ3EXAMPLE7SAMPLE" not in text
+    assert "[REDACTED:" in text
+    # "Moving on: unrelated question" cuts the chain.
+    cut = conn.execute(
+        "SELECT count(*) FROM edges e JOIN chunks c ON c.id = e.dst"
+        " WHERE c.text LIKE '%Moving on: unrelated question%'"
+    ).fetchone()[0]
+    assert cut == 0
+    conn.close()
+
+
+def test_forgotten_chunks_are_not_restored_by_reingest(tmp_path: Path):
+    db = tmp_path / "m.db"
+    ingest(db, SAMPLES)
+    conn = apsw.Connection(str(db))
+    victim = conn.execute("SELECT id FROM chunks WHERE text LIKE '%Dockerfile%' LIMIT 1").fetchone()[0]
+    with conn:
+        conn.execute("INSERT INTO forgotten(scope, key) VALUES ('chunk', ?)", (victim,))
+        conn.execute("DELETE FROM chunks WHERE id = ?", (victim,))
+        conn.execute("DELETE FROM files")  # force a full re-read
+    conn.close()
+    ingest(db, SAMPLES)
+    conn = apsw.Connection(str(db))
+    assert conn.execute("SELECT count(*) FROM chunks WHERE id = ?", (victim,)).fetchone()[0] == 0
+    conn.close()
+
+
+_KILL_SCRIPT = """
+import os, sys, signal
+from pathlib import Path
+from causantic.config import load_settings
+from causantic.pipeline import make_redact
+from causantic.store import open_store
+from causantic.ingest import ingest_paths
+settings = load_settings(db=sys.argv[1])
+kill_after = int(sys.argv[3])
+def on_file(tf, report):
+    if report.files_read >= kill_after:
+        print("killing after", report.files_read, flush=True)
+        os.kill(os.getpid(), signal.SIGKILL)
+with open_store(settings.db_path) as store:
+    ingest_paths(store, [Path(sys.argv[2])], make_redact(settings), on_file=on_file)
+"""
+
+
+def test_ingest_killed_half_way_then_rerun_equals_one_clean_run(
+    tmp_path: Path, shared_db: Path, shared_transcripts: Path
+):
+    db = tmp_path / "m.db"
+    proc = subprocess.run(
+        [PYTHON, "-c", _KILL_SCRIPT, str(db), str(shared_transcripts), "12"],
+        capture_output=True, text=True, cwd=REPO, timeout=120,
+    )
+    assert proc.returncode == -signal.SIGKILL, proc.stderr
+    assert "killing after 12" in proc.stdout
+    conn = apsw.Connection(str(db))
+    partial = conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
+    conn.close()
+    assert 0 < partial < len(snapshot(shared_db)["chunks"])
+    ingest(db, shared_transcripts)
+    assert snapshot(db) == snapshot(shared_db)
+
+
+def test_two_processes_ingesting_the_same_tree_at_once(
+    tmp_path: Path, shared_db: Path, shared_transcripts: Path
+):
+    db = tmp_path / "m.db"
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    cmd = [PYTHON, "-m", "causantic", "--db", str(db), "ingest", "--no-embed", "--json",
+           str(shared_transcripts)]
+    procs = [subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+             for _ in range(2)]
+    try:
+        outs = [p.communicate(timeout=180) for p in procs]
+    finally:
+        for p in procs:
+            p.kill()
+    for p, (out, err) in zip(procs, outs):
+        assert p.returncode == 0, err
+        assert json.loads(out)["files"] == 29
+    reports = [json.loads(out) for out, _ in outs]
+    assert sum(r["files_read"] for r in reports) >= 29  # all work was done by one or the other
+    assert snapshot(db) == snapshot(shared_db)
+
+
+def test_unreadable_file_is_reported_and_the_rest_ingested(tmp_path: Path):
+    if os.geteuid() == 0:
+        pytest.skip("root can read files whatever their mode")
+    proj = tmp_path / "p"
+    shutil.copytree(SAMPLES, proj)
+    bad = next(proj.rglob("33333333-*.jsonl"))
+    bad.chmod(0)
+    report = ingest(tmp_path / "m.db", proj)
+    assert any("33333333" in p for p in report.problems)
+    assert report.chunks_added > 0
+
+
+def test_database_files_are_private(tmp_path: Path):
+    db = tmp_path / "fresh" / "memory.db"
+    ingest(db, SAMPLES)
+    assert (db.parent.stat().st_mode & 0o777) == 0o700
+    for name in ("memory.db", "memory.db-wal", "memory.db-shm"):
+        p = db.parent / name
+        if p.exists():
+            assert (p.stat().st_mode & 0o777) == 0o600, name

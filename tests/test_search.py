@@ -1,0 +1,104 @@
+"""Keyword search finds the right session, never breaks on hostile input, respects budgets."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from causantic.retrieval.fts import fts_query, query_terms
+from causantic.retrieval.render import SHORTENED
+from causantic.retrieval.search import search
+from causantic.store import open_store
+
+# Written by reading the shared transcripts: (query, session that holds the answer).
+KEYWORD_QUERIES = [
+    ("posthog timeout delaying the shell after every command", "cde341db"),
+    ("Daytona log streaming documentation", "74b8b136"),
+    ("PTY log streaming JSON parsing log files", "cae98e19"),
+    ("TranscriptUUIDAtStart manual commit strategy metadata", "4931d45a"),
+    ("calculatePromptAttributionAtStart staged changes git index", "4fec7ea0"),
+    ("attribution of agents via git notes rebase", "6113e919"),
+    ("Fish shell completion branch feedback", "61cb3ba8"),
+    ("mix phx.server doesnt start", "55604662"),
+    ("credo dialyzer mix_audit setup", "491e126e"),
+    ("Gemini transcript parsing for checkpointing", "c010174c"),
+    ("session end hooks ended_at field", "062a8bdd"),
+]
+
+
+@pytest.mark.parametrize("query,session", KEYWORD_QUERIES)
+def test_keyword_search_finds_the_session(shared_db: Path, query: str, session: str):
+    with open_store(shared_db, readonly=True) as store:
+        result = search(store, query, limit=5, max_tokens=20000)
+    assert session in [h.session_id[:8] for h in result.results], [h.session_id[:8] for h in result.results]
+    assert all(h.sources == ("keyword",) for h in result.results)
+
+
+@pytest.mark.parametrize(
+    "hostile",
+    ['"unbalanced', "a AND (b OR", "NEAR(x y, 3)", "col:value", "*", "-", "foo*", "^start",
+     "text:secret", "日本語のテスト", "emoji 🎉 test", "'; DROP TABLE chunks; --", "", "   ",
+     "AND OR NOT", '""""', "{a} [b] (c)", "x" * 5000],
+)
+def test_hostile_query_text_never_raises(shared_db: Path, hostile: str):
+    with open_store(shared_db, readonly=True) as store:
+        result = search(store, hostile, limit=3)
+    assert result.text
+
+
+def test_fts_query_quotes_every_token_and_keeps_identifiers_whole():
+    assert fts_query('fix "SQLITE_BUSY" in build_zipapp.py NEAR(') == (
+        '"fix" OR "sqlite_busy" OR "build_zipapp py" OR "near"'
+    )
+    assert query_terms("how did we do it") == ["how", "did", "we", "do", "it"]  # all stop words
+    assert fts_query("?!") is None
+
+
+def test_project_filter_and_limit(shared_db: Path):
+    with open_store(shared_db, readonly=True) as store:
+        result = search(store, "test", project="spotter", limit=3, max_tokens=20000)
+    assert 0 < len(result.results) <= 3
+    assert {h.project for h in result.results} == {"spotter"}
+
+
+def test_answer_respects_the_token_budget_and_marks_shortening(shared_db: Path):
+    with open_store(shared_db, readonly=True) as store:
+        result = search(store, "checkpoint strategy", limit=10, max_tokens=300)
+    assert result.tokens <= 300
+    assert len(result.results) >= 1
+    assert SHORTENED in result.text or len(result.results) >= 2
+
+
+def test_json_shape_follows_the_design_contract(shared_db: Path):
+    with open_store(shared_db, readonly=True) as store:
+        doc = search(store, "daytona", limit=2).as_dict()
+    assert set(doc) >= {"query", "mode", "results", "text", "tokens", "duration_ms"}
+    assert set(doc["results"][0]) == {
+        "chunk_id", "session_id", "project", "start_time", "end_time", "score", "sources", "text"
+    }
+
+
+def test_identical_chunks_do_not_crowd_results(tmp_path: Path):
+    """The same tool output twice is shown once (read time only; both stay stored)."""
+    from causantic.config import load_settings
+    from causantic.pipeline import run_ingest
+
+    from .conftest import SAMPLES
+
+    db = tmp_path / "m.db"
+    run_ingest(load_settings(db=db), [SAMPLES])
+    with open_store(db) as store:
+        row = store.conn.execute(
+            "SELECT session_id, project, text, tokens FROM chunks WHERE text LIKE '%Dockerfile%'"
+        ).fetchone()
+        with store.conn:
+            for i in range(3):
+                store.conn.execute(
+                    "INSERT INTO chunks(id, session_id, project, offset, part, turn, kind,"
+                    " start_time, end_time, text, tokens) VALUES (?,?,?,?,0,0,'turn','t','t',?,?)",
+                    (f"dup{i}", row[0], row[1], 10_000 + i, row[2], row[3]),
+                )
+        result = search(store, "Dockerfile golang alpine", limit=10)
+        texts = [h.text for h in result.results]
+    assert len(texts) == len(set(texts))
