@@ -363,7 +363,7 @@ def _session_header(conn: apsw.Connection, session_id: str) -> str:
     first, last, branch, title = row
     span = f"{short_time(first)} – {_same_day(first, last)} UTC"
     extra = f", branch {branch}" if branch else ""
-    named = f" {title}" if title else ""
+    named = f" {_one_line(title, 80)}" if title else ""
     return f"=== Session {session_id[:8]} ({span}{extra}){named} ==="
 
 
@@ -522,11 +522,11 @@ def _fit_sections(sections: list[tuple[int, str]], room: int) -> str:
 
 
 def _earlier_sessions(conn: apsw.Connection, project: str, state: SessionState) -> list[str]:
-    rows = conn.execute(
-        "SELECT c.session_id, min(c.start_time), s.title FROM chunks c"
-        " LEFT JOIN sessions s ON s.id = c.session_id"
-        " WHERE c.project = ? AND c.start_time < ? AND c.session_id != ?"
-        " GROUP BY c.session_id ORDER BY min(c.start_time) DESC LIMIT 2",
+    rows = conn.execute(  # the sessions table's index, not a scan of the project's chunks
+        "SELECT s.id, s.start_time, s.title FROM sessions s"
+        " WHERE s.project = ? AND s.start_time < ? AND s.id != ?"
+        " AND EXISTS (SELECT 1 FROM chunks c WHERE c.session_id = s.id)"
+        " ORDER BY s.start_time DESC LIMIT 2",
         (project, state.start_time, state.session_id),
     ).fetchall()
     out = []
