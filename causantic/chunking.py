@@ -27,7 +27,8 @@ from causantic.transcripts.turns import Block, Turn, is_agent_tool, tool_files
 
 DEFAULT_MAX_TOKENS = 1000
 _ERROR_LINE_RE = re.compile(
-    r"error|fail|panic|exception|traceback|fatal|denied|not found|cannot|undefined", re.I
+    r"^.*(?:error|fail|panic|exception|traceback|fatal|denied|not found|cannot|undefined).*$",
+    re.I | re.M,
 )
 _CONTINUED = "[…continued]"
 
@@ -204,7 +205,8 @@ def trim_output(text: str, tool: str, is_error: bool) -> str:
         return "\n".join(_clip(line, 400) for line in lines)
     head, tail = lines[:15], lines[-8:] if len(lines) > 23 else []
     middle = lines[15 : len(lines) - len(tail)]
-    errors = [line for line in middle if _ERROR_LINE_RE.search(line)][:10]
+    # One scan over the joined middle (not a regex call per line): huge outputs are common.
+    errors = [m.group(0) for _, m in zip(range(10), _ERROR_LINE_RE.finditer("\n".join(middle)))]
     out = [_clip(line, 400) for line in head]
     omitted = len(middle) - len(errors)
     if errors:
