@@ -14,12 +14,13 @@ The archive (see ``causantic/_bootstrap.py`` for the run-time half)::
 
     #!/usr/bin/env python3
     __main__.py     the bootstrap, with the build info and the payload hash baked in
+    __main__.pyc    the same, compiled (zipimport prefers it; saves compiling it every run)
     payload.zip     stored (not compressed again): a zip of the import root, namely causantic/,
                     every dependency (unpacked wheels, pruned), byte-compiled UNCHECKED_HASH
                     pycs, and causantic/_build_info.json
 
 The bootstrap extracts the payload once into a per-user cache directory named after the
-payload's sha256 and runs from there. One inner zip keeps the outer central directory at two
+payload's sha256 and runs from there. One inner zip keeps the outer central directory at three
 entries, so a warm start parses almost nothing.
 
 Dependencies come from ``[project].dependencies`` in pyproject.toml. ``onnxruntime`` and
@@ -459,34 +460,61 @@ def prune(root: Path) -> tuple[int, int]:
     return removed[0], removed[1]
 
 
-def compile_tree(root: Path, target: Target, python: str | None) -> str:
-    """Byte-compile every module with UNCHECKED_HASH pycs; return what was done, in words.
-
-    Hash-based pycs stay valid after extraction resets file times; the fixed hash seed keeps
-    frozenset constants in a stable order. Needs an interpreter of the target's minor version.
-    """
+def compile_python(target: Target, python: str | None) -> str | None:
+    """An interpreter of the target's minor version to byte-compile with, or None."""
     want = f"{target.python[0]}.{target.python[1]}"
-    candidates = [python] if python else [sys.executable, shutil.which(f"python{want}")]
-    for exe in candidates:
+    for exe in [python] if python else [sys.executable, shutil.which(f"python{want}")]:
         if not exe:
             continue
         probe = subprocess.run([exe, "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
                                capture_output=True, text=True)
         if probe.returncode == 0 and probe.stdout.strip() == want:
-            break
-    else:
-        return f"skipped (no python{want} here to compile with; the first run compiles instead)"
+            return exe
+    if python:
+        raise BuildError(f"--compile-python {python} is not a working Python {want}")
+    return None
+
+
+def _compile_env() -> dict[str, str]:
+    # A fixed hash seed keeps frozenset constants in one order, so pycs are reproducible.
+    env = dict(os.environ, PYTHONHASHSEED="0")
+    env.pop("PYTHONPYCACHEPREFIX", None)
+    return env
+
+
+def compile_tree(root: Path, exe: str) -> str:
+    """Byte-compile every module under ``root`` into UNCHECKED_HASH pycs; say what was done.
+
+    Hash-based pycs stay valid after extraction resets file times, so the first run after
+    extraction imports without compiling anything.
+    """
     code = (
         "import compileall, py_compile, sys\n"
         "ok = compileall.compile_dir(sys.argv[1], stripdir=sys.argv[1], quiet=1, workers=0,\n"
         "    invalidation_mode=py_compile.PycInvalidationMode.UNCHECKED_HASH)\n"
     )
-    env = dict(os.environ, PYTHONHASHSEED="0")
-    env.pop("PYTHONPYCACHEPREFIX", None)
-    proc = subprocess.run([exe, "-I", "-c", code, str(root)], env=env, capture_output=True, text=True)
+    proc = subprocess.run([exe, "-I", "-c", code, str(root)], env=_compile_env(),
+                          capture_output=True, text=True)
     failed = [ln for ln in proc.stdout.splitlines() if ln.startswith("***")]
-    note = f" ({len(failed)} files did not compile for {want}; they stay source only)" if failed else ""
+    note = f" ({len(failed)} files did not compile; they stay source only)" if failed else ""
     return f"compiled with {exe}{note}"
+
+
+def compile_bootstrap(source: str, exe: str) -> bytes:
+    """``__main__.pyc`` for the outer zip: zipimport tries it before ``__main__.py`` and so
+    skips compiling the bootstrap on every run. Another Python rejects its magic number and
+    falls back to the source, whose version check then speaks."""
+    code = (
+        "import importlib.util as u, importlib._bootstrap_external as e, sys\n"
+        "src = sys.stdin.buffer.read()\n"
+        "pyc = e._code_to_hash_pyc(compile(src, '__main__.py', 'exec'), u.source_hash(src), False)\n"
+        "sys.stdout.buffer.write(pyc)\n"
+    )
+    proc = subprocess.run([exe, "-I", "-c", code], input=source.encode(), env=_compile_env(),
+                          capture_output=True)
+    if proc.returncode != 0:
+        raise BuildError(f"cannot compile the bootstrap: {proc.stderr.decode().strip()[-300:]}")
+    return proc.stdout
 
 
 # -- zips -----------------------------------------------------------------------------------
@@ -549,13 +577,18 @@ def zip_tree(root: Path, epoch: int) -> bytes:
     return buf.getvalue()
 
 
-def write_archive(path: Path, bootstrap: str, payload: bytes, epoch: int) -> None:
-    """Shebang + outer zip of two stored entries, written atomically, mode 0755."""
+def write_archive(path: Path, bootstrap: str, payload: bytes, epoch: int,
+                  bootstrap_pyc: bytes | None = None) -> None:
+    """Shebang + outer zip (bootstrap source, its pyc, the payload; all stored), written
+    atomically, mode 0755."""
+    entries = [("__main__.py", bootstrap.encode())]
+    if bootstrap_pyc:
+        entries.append(("__main__.pyc", bootstrap_pyc))
+    entries.append(("payload.zip", payload))
     tmp = path.with_name(path.name + ".tmp")
     with open(tmp, "wb") as f:
         f.write(SHEBANG)
-        write_zip(f, [("__main__.py", bootstrap.encode()), ("payload.zip", payload)], epoch,
-                  deflate=False)
+        write_zip(f, entries, epoch, deflate=False)
     os.chmod(tmp, 0o755)
     os.replace(tmp, path)
 
@@ -599,7 +632,7 @@ class Built:
 
 
 def build(out_dir: Path, target: Target, wheels_dir: Path | None = None,
-          cache: Path | None = None, refresh: bool = False, compile_python: str | None = None,
+          cache: Path | None = None, refresh: bool = False, compile_with: str | None = None,
           model_python: str | None = None) -> Built:
     """Build the archive for ``target`` into ``out_dir``; see the module docstring."""
     started = time.monotonic()
@@ -651,7 +684,12 @@ def build(out_dir: Path, target: Target, wheels_dir: Path | None = None,
             "version_line": f"causantic {version} (archive {tag}, model {MODEL_ID}, commit {ident})",
         }
         (root / PACKAGE / BUILD_INFO_NAME).write_text(json.dumps(info, indent=1, sort_keys=True) + "\n")
-        log(f"compile: {compile_tree(root, target, compile_python)}")
+        exe = compile_python(target, compile_with)
+        if exe:
+            log(f"compile: {compile_tree(root, exe)}")
+        else:
+            log(f"compile: skipped (no python{target.python[0]}.{target.python[1]} here; "
+                "the first run compiles instead; see --compile-python)")
 
         unpacked = sum(p.stat().st_size for p in root.rglob("*") if p.is_file())
         entries = sum(1 for p in root.rglob("*") if p.is_file())
@@ -662,7 +700,9 @@ def build(out_dir: Path, target: Target, wheels_dir: Path | None = None,
     build_consts["hash"] = digest
     out_dir.mkdir(parents=True, exist_ok=True)
     archive = out_dir / f"{PACKAGE}.pyz"
-    write_archive(archive, render_bootstrap(build_consts), payload, epoch)
+    bootstrap = render_bootstrap(build_consts)
+    write_archive(archive, bootstrap, payload, epoch,
+                  compile_bootstrap(bootstrap, exe) if exe else None)
     named = out_dir / f"{PACKAGE}-{version}-{tag}.pyz"
     tmp = named.with_name(named.name + ".tmp")
     shutil.copyfile(archive, tmp)

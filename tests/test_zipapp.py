@@ -125,13 +125,13 @@ def ingest_help(archive: Path, cache: Path) -> str:
 # -- the file -------------------------------------------------------------------------------
 
 
-def test_archive_is_one_executable_file_with_a_shebang_and_two_entries(archive: Path):
+def test_archive_is_one_executable_file_with_a_shebang_and_three_entries(archive: Path):
     data = archive.read_bytes()
     assert data.startswith(b"#!/usr/bin/env python3\n")
     assert archive.stat().st_mode & 0o111 == 0o111
     with zipfile.ZipFile(archive) as zf:
         infos = zf.infolist()
-    assert [i.filename for i in infos] == ["__main__.py", "payload.zip"]
+    assert [i.filename for i in infos] == ["__main__.py", "__main__.pyc", "payload.zip"]
     assert all(i.compress_type == zipfile.ZIP_STORED for i in infos)
     named = list(archive.parent.glob(f"causantic-*-{TAG}-manylinux_2_*_*.pyz"))
     assert len(named) == 1 and named[0].read_bytes() == data
@@ -448,7 +448,8 @@ def _other_minor_python() -> str | None:
 
 
 def _tampered(archive: Path, snapshot: Path, dest: Path, old: str, new: str) -> Path:
-    """A copy of the archive whose baked-in build facts say something else."""
+    """A copy of the archive whose baked-in build facts say something else (source only:
+    the compiled bootstrap would win over an edited source)."""
     spec = importlib.util.spec_from_file_location("build_zipapp_under_test",
                                                   snapshot / "build_zipapp.py")
     assert spec and spec.loader
