@@ -73,6 +73,7 @@ KINDS: Mapping[str, str] = MappingProxyType(
         "google-api-key": "Google API key (AIza + 35 characters)",
         "google-oauth": "Google OAuth client secret (GOCSPX-) or access token (ya29.)",
         "npm-token": "npm access token (npm_ + 36 characters)",
+        "docker-token": "Docker Hub personal access token (dckr_pat_...)",
         "huggingface-token": "Hugging Face token (hf_ + 34 letters/digits)",
         "sendgrid-key": "SendGrid API key (SG.<22>.<43>)",
         "pypi-token": "PyPI upload token (pypi-AgEIcHlwaS5vcmc...)",
@@ -132,6 +133,7 @@ _SHAPES: tuple[tuple[str, str], ...] = (
     ("google-api-key", r"AIza[0-9A-Za-z_-]{35}"),
     ("google-oauth", r"GOCSPX-[A-Za-z0-9_-]{28}|ya29\.[0-9A-Za-z_-]{30,2048}"),
     ("npm-token", r"npm_[A-Za-z0-9]{36}"),
+    ("docker-token", r"dckr_pat_[A-Za-z0-9_-]{27,128}"),
     ("huggingface-token", r"hf_[A-Za-z0-9]{34,40}"),
     ("sendgrid-key", r"SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}"),
     ("pypi-token", r"pypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{50,512}"),
@@ -162,17 +164,23 @@ _PLACEHOLDER_WORDS = frozenset(
     object optional required secret secrets password passwd token key apikey api_key api-key
     changeme change_me changeit example sample dummy test testing placeholder redacted hidden
     masked empty default value env postgres root admin guest user username pass xxx tbd todo
-    fixme unset missing notset not_set na n/a ask prompt secretstr secretstring""".split()
+    fixme unset missing notset not_set na n/a ask prompt secretstr secretstring foo bar baz qux
+    foobar pwd mypassword mypass mysecret mytoken secretpassword""".split()
 )
 # Values starting like this are references, templates, paths or expressions, not secrets.
 _PLACEHOLDER_PREFIXES = tuple(
-    """your my_ my- < { ${ $( % [ ( * ! & #{ @ insert replace enter_ enter- put_ put- xxx ...
+    """your my_ my- < { ${ $( % [ ( * ! & # @ insert replace enter_ enter- put_ put- xxx ...
     \u2026 op:// vault: arn: ref+ sm:// secret: env: process.env os.environ os.getenv getenv
     settings. config. self. this. env. import.meta http:// https:// file:// / ./ ../ ~/""".split()
 )
 _IDENT_RE = re.compile(r"[A-Za-z_$][\w$]{0,127}")
 _DOTTED_RE = re.compile(r"[A-Za-z_$][\w$]{0,127}(?:\??\.[A-Za-z_$][\w$]{0,127}){1,16}!?")
-_SLUG_RE = re.compile(r"[a-z]{1,32}(?:[-_][a-z]{1,32}){1,16}")
+# Words joined by - _ . and no digit: a name (my-app-secret, X-Access-Token), not a secret.
+_NAME_LIKE_RE = re.compile(r"[A-Za-z]{1,32}(?:[-_.]{1,3}[A-Za-z]{1,32}){1,16}")
+# A secret word inside a value without digits: a label or a name ("challengePassword").
+_SECRET_WORD_RE = re.compile(r"(?i)passw(?:or)?d|token|secret|api.?key")
+# A CamelCase identifier: in `name: Value` outside YAML it is a type annotation.
+_CAMEL_RE = re.compile(r"[A-Z][A-Za-z0-9_]{0,127}")
 _HEX_RE = re.compile(r"(?:0x)?[0-9a-fA-F]{1,1024}")
 _UUID_RE = re.compile(
     r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
@@ -180,7 +188,7 @@ _UUID_RE = re.compile(
 _SHELL_VAR_RE = re.compile(r"\$(?:[A-Za-z_{(]|\d\b)")
 
 
-_FAKE_RE = re.compile(r"xxxx|XXXX|\*\*\*\*|\.\.\.|\u2026|REDACTED|redacted")
+_FAKE_RE = re.compile(r"xxxx|XXXX|\*\*\*|\.\.\.|\u2026|REDACTED|redacted")
 
 
 def _looks_fake(value: str) -> bool:
@@ -265,7 +273,8 @@ _UPPER_NAME_RE = re.compile(r"[A-Z][A-Z0-9_]{0,127}")
 # Names ending in a secret word that hold non-secrets (compared without _ - . and case).
 _NOT_SECRET_ENDINGS = tuple(
     """cancellationtoken canceltoken pagetoken nexttoken nextpagetoken continuationtoken
-    paginationtoken synctoken resumptiontoken lexertoken publickey pubkey primarykey foreignkey
+    paginationtoken synctoken resumptiontoken lexertoken publickeytoken publickey pubkey
+    primarykey foreignkey
     sortkey partitionkey cachekey hashkey idempotencykey routingkey objectkey hotkey shortcutkey
     lookupkey uniquekey compositekey rowkey groupkey publishablekey mapkey dictkey threadkey
     storekey statekey querykey i18nkey translationkey localekey rediskey s3key bucketkey""".split()
@@ -321,6 +330,8 @@ def _name_strength(name: str) -> str | None:
     return None
 
 
+# A .netrc line: `machine <host> login <user> password <secret>`.
+_NETRC_RE = re.compile(r"[ \t]{0,64}+(?:machine|default)\b")
 _EOL_RE = re.compile(r"[ \t\r]{0,64}+(?:\n|\\n|\Z)")
 _BLANK_HEAD_RE = re.compile(r"[ \t-]{0,512}+")
 
@@ -360,10 +371,12 @@ def _assignment(text: str, m: re.Match[str]) -> _Span | None:
     ls = _line_start(text, ns)
     if spaced_only and not (
         name.startswith("-")
-        or text.find("machine ", ls, ns) >= 0
-        or text.find("login ", ls, ns) >= 0
+        or _NETRC_RE.match(text, ls, ns)
+        or (strength == "strong" and _random_looking(value, allow_hex=False))
     ):
-        return None  # only `--password hunter2` and .netrc lines use a bare space
+        # Only `--password hunter2`, .netrc lines and `aws configure set <name> <random>`
+        # use a bare space; "the token is ..." is prose.
+        return None
     vs, ve = m.span(group)
     env_style = sep == "=" and m.group("close") == "" and _UPPER_NAME_RE.fullmatch(name) is not None
 
@@ -372,21 +385,33 @@ def _assignment(text: str, m: re.Match[str]) -> _Span | None:
         return (vs, ve, kind)
     if _is_placeholder(value):
         return None
+    if spaced_only and (value.startswith("-") or value.isalpha()):
+        return None  # the next flag, or prose: "--password options", "--token --cut-at"
     if group == "vbare":
         if text[ve : ve + 1] in ("(", "[", "{"):
             return None  # a call or subscript: token = get_token()
-        whole_line = (
-            _BLANK_HEAD_RE.fullmatch(text, ls, ns) is not None
+        # `name: value` alone on its line is YAML, where a bare word is a value; a whole
+        # line `name = value` is as often code (Python, Go) as INI, so it does not count.
+        yaml_line = (
+            sep.strip() == ":"
+            and _BLANK_HEAD_RE.fullmatch(text, ls, ns) is not None
             and _EOL_RE.match(text, ve) is not None
         )
-        if _looks_like_code(value, literal=env_style or spaced_only or whole_line):
+        if _looks_like_code(value, literal=env_style or spaced_only or yaml_line):
             return None
-        if sep.strip() == ":" and not env_style and _TYPE_LIKE.fullmatch(value):
-            return None  # a type annotation: token: Token
+        if sep.strip() == ":" and not env_style:
+            if value.endswith(":"):
+                return None  # the next key: "token: str:" in a docstring
+            type_like = _TYPE_LIKE if yaml_line else _CAMEL_RE
+            if type_like.fullmatch(value) and any(c.islower() for c in value):
+                return None  # a type annotation: token: Token, key: Ed25519PrivateKey
     elif not env_style and any(c.isspace() for c in value):
         return None  # a label or message: "password": "Enter your password"
-    if not env_style and _SLUG_RE.fullmatch(value):
-        return None  # a name, not a secret: "phc_development_key", my-app-secret
+    if not env_style and (
+        _NAME_LIKE_RE.fullmatch(value)
+        or (_SECRET_WORD_RE.search(value) and not any(c.isdigit() for c in value))
+    ):
+        return None  # a name or label: "phc_development_key", "X-Access-Token"
     if strength == "strong":
         return (vs, ve, "env-secret")
     if _random_looking(value, allow_hex=env_style):
@@ -638,7 +663,7 @@ def _builtin_scanners() -> tuple[_Scan, ...]:
         # k: token, key; sk-..., sk_live_..., rk_test_...; Slack and Discord webhook URLs.
         _scanner(
             "k",
-            r"en|ey|-|_[lt]|\.com/|s/(?<=/webhooks/)",
+            r"en|ey|-|_[lt]|r_p|\.com/|s/(?<=/webhooks/)",
             {
                 "env": (r"(?:(?<=[Tt]ok)en|ey(?:_base)?)" + _TAIL, _assignment),
                 "sk": ("-" + _after("sk-") + r"[A-Za-z0-9_-]{20,256}+" + _END, _prefixed(1)),
@@ -647,6 +672,10 @@ def _builtin_scanners() -> tuple[_Scan, ...]:
                     r"(?<=[sr]k_live_|[sr]k_test_)(?<![A-Za-z0-9_-][sr]k_live_|[A-Za-z0-9_-][sr]k_test_)"
                     r"[A-Za-z0-9]{16,247}+" + _END,
                     _prefixed(1),
+                ),
+                "docker": (
+                    "r_pat_" + _after("dckr_pat_") + r"[A-Za-z0-9_-]{27,128}+" + _END,
+                    _prefixed(2),
                 ),
                 "slackhook": (
                     r"\.com/(?<=hooks\.slack\.com/)(?:services|workflows|triggers)/"
