@@ -1,0 +1,203 @@
+"""The benchmark suite cannot rot: every area runs once on a tiny size; the harnesses score right.
+
+Speed is never asserted here (that is what `python -m bench` is for); these tests check that
+each benchmark runs end to end, prints a table, writes nothing under bench/results on a tiny
+run, and that the pieces with logic (the synthetic corpus, LoCoMo's conversion and scoring,
+the runner) do what they claim.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+from pathlib import Path
+
+import apsw
+import pytest
+
+from bench.__main__ import areas
+from bench.__main__ import main as bench_main
+
+from .conftest import REPO
+
+RESULTS = REPO / "bench" / "results"
+
+
+def _results_state() -> dict[str, float]:
+    return {p.name: p.stat().st_mtime_ns for p in RESULTS.glob("*")} if RESULTS.exists() else {}
+
+
+def test_every_expected_area_is_found():
+    """The runner finds the areas by their `run` function; helpers are not areas."""
+    found = areas()
+    assert {"ingest", "embed", "latency", "locomo", "coding_memory"} <= set(found)
+    assert "common" not in found and "corpus" not in found
+
+
+@pytest.mark.parametrize("area", areas())
+def test_area_runs_tiny_prints_a_table_and_writes_nothing(area: str, capsys: pytest.CaptureFixture[str]):
+    before = _results_state()
+    result = importlib.import_module(f"bench.{area}").run(tiny=True)
+    out = capsys.readouterr().out
+    assert isinstance(result, dict) and result
+    assert "###" in out and "|" in out, out[-2000:]
+    assert _results_state() == before
+
+
+def test_runner_usage_and_unknown_area(capsys: pytest.CaptureFixture[str]):
+    assert bench_main([]) == 2
+    assert bench_main(["no-such-area", "--tiny"]) == 2
+    assert "unknown area" in capsys.readouterr().err
+    assert bench_main(["list"]) == 0
+    assert "locomo" in capsys.readouterr().out.split()
+
+
+def test_runner_reports_a_failing_area_and_keeps_going(monkeypatch: pytest.MonkeyPatch,
+                                                        capsys: pytest.CaptureFixture[str]):
+    """One broken area gives exit 1 and its traceback; the others still run."""
+    import bench.__main__ as runner
+
+    calls = []
+
+    def fake_run(name: str, tiny: bool):
+        calls.append(name)
+        return (None if name == "ingest" else {"ok": True}), "", 0.0
+
+    monkeypatch.setattr(runner, "run_area", fake_run)
+    assert runner.main(["ingest", "latency", "--tiny"]) == 1
+    assert calls == ["ingest", "latency"]
+    assert "ingest: FAILED" in capsys.readouterr().out
+
+
+# -- the synthetic corpus ---------------------------------------------------------------------
+
+
+def _digest(path: Path) -> str:
+    conn = apsw.Connection(str(path), flags=apsw.SQLITE_OPEN_READONLY)
+    h = hashlib.sha256()
+    for row in conn.execute("SELECT id, session_id, project, start_time, text FROM chunks ORDER BY id"):
+        h.update(repr(row).encode())
+    for row in conn.execute("SELECT src, dst, kind, weight FROM edges ORDER BY src, dst, kind"):
+        h.update(repr(row).encode())
+    conn.close()
+    return h.hexdigest()
+
+
+def test_corpus_is_reproducible_and_keeps_chains_across_copies(tmp_path: Path,
+                                                              monkeypatch: pytest.MonkeyPatch):
+    from bench import corpus
+
+    monkeypatch.setenv("CAUSANTIC_BENCH_CACHE", str(tmp_path / "a"))
+    first = corpus.corpus(1_200)
+    monkeypatch.setenv("CAUSANTIC_BENCH_CACHE", str(tmp_path / "b"))
+    second = corpus.corpus(1_200)
+    assert first.path != second.path and _digest(first.path) == _digest(second.path)
+    assert first.chunks >= 1_200 and first.chunks < 1_200 + 500
+    assert corpus.corpus(1_200).path == second.path  # cached
+
+    conn = apsw.Connection(str(first.path), flags=apsw.SQLITE_OPEN_READONLY)
+    projects = {p for (p,) in conn.execute("SELECT DISTINCT project FROM chunks")}
+    assert {"cli", "spotter", "napoli-matcha"} & projects and any(p.endswith("-01") for p in projects)
+    # Copies are whole sessions with new ids, earlier times and their own edges.
+    copied = conn.execute("SELECT id, session_id, start_time FROM chunks WHERE project LIKE '%-01'"
+                          " ORDER BY start_time DESC LIMIT 1").fetchone()
+    latest_real = conn.execute("SELECT max(start_time) FROM chunks WHERE project NOT LIKE '%-0%'"
+                               ).fetchone()[0]
+    assert copied[2] < latest_real
+    linked = conn.execute("SELECT count(*) FROM edges e JOIN chunks a ON a.id = e.src"
+                          " WHERE a.project LIKE '%-01'").fetchone()[0]
+    in_copy = conn.execute("SELECT count(*) FROM chunks WHERE project LIKE '%-01'").fetchone()[0]
+    assert linked >= in_copy * 0.9
+    dangling = conn.execute("SELECT count(*) FROM edges WHERE src NOT IN (SELECT id FROM chunks)"
+                            " OR dst NOT IN (SELECT id FROM chunks)").fetchone()[0]
+    assert dangling == 0
+    conn.close()
+
+
+# -- LoCoMo ---------------------------------------------------------------------------------
+
+
+def test_locomo_evidence_ids_are_repaired():
+    from bench.locomo import _evidence_ids
+
+    assert _evidence_ids(["D8:6; D9:17", "D:11:26", "D", "D1:3 D2:4"]) == [
+        "D8:6", "D9:17", "D11:26", "D1:3", "D2:4"]
+
+
+@pytest.fixture(scope="module")
+def locomo_tiny(tmp_path_factory: pytest.TempPathFactory):
+    import os
+
+    from bench import locomo
+
+    cache = tmp_path_factory.mktemp("locomo-cache")
+    old = os.environ.get("CAUSANTIC_BENCH_CACHE")
+    os.environ["CAUSANTIC_BENCH_CACHE"] = str(cache)
+    try:
+        convs, questions, _ = locomo.load(locomo.DATA_ZIP, [locomo.TINY_CONVERSATION],
+                                          locomo.TINY_SESSIONS)
+        db = locomo.build_db(convs)
+    finally:
+        if old is None:
+            os.environ.pop("CAUSANTIC_BENCH_CACHE")
+        else:
+            os.environ["CAUSANTIC_BENCH_CACHE"] = old
+    return convs, questions, db
+
+
+def test_locomo_sessions_become_transcripts_whose_chunks_map_back_to_every_turn(locomo_tiny):
+    """Each turn lands in exactly one chunk that holds its text; sessions keep their dates."""
+    from causantic.store import open_store
+
+    convs, _, db = locomo_tiny
+    turns = {f"{t.conv}/{t.dia_id}": t for c in convs for _, ts in c.sessions for t in ts}
+    owners: dict[str, list[str]] = {}
+    for cid, dias in db.chunk_dias.items():
+        for d in dias:
+            owners.setdefault(d, []).append(cid)
+    assert set(owners) == set(turns)
+    assert all(len(v) == 1 for v in owners.values())
+    with open_store(db.path, readonly=True) as store:
+        texts = dict(store.conn.execute("SELECT id, text FROM chunks"))
+        sessions = dict(store.conn.execute("SELECT id, start_time FROM sessions"))
+        projects = {p for (p,) in store.conn.execute("SELECT DISTINCT project FROM chunks")}
+    for key, (cid,) in owners.items():
+        assert turns[key].text in texts[cid]
+    assert projects == {c.id for c in convs}
+    first = convs[0].sessions[0][1][0]
+    from bench.locomo import session_uuid
+
+    assert sessions[session_uuid(first.conv, first.session)] == first.time  # "1:56 pm on 8 May, 2023"
+    assert first.time == "2023-05-08T13:56:00.000Z"
+
+
+def test_locomo_scoring_counts_all_evidence_and_budgets(locomo_tiny):
+    """A method returning exactly the evidence scores 100 %; one returning a wrong turn, 0 %."""
+    from bench.locomo import Answer, score
+
+    convs, questions, _ = locomo_tiny
+    turns = {f"{t.conv}/{t.dia_id}": t for c in convs for _, ts in c.sessions for t in ts}
+    multi = [q for q in questions if len(q.evidence) > 1] or questions
+
+    def perfect(q):
+        keys = [f"{q.conv}/{e}" for e in q.evidence]
+        return Answer([frozenset([k]) for k in keys], [frozenset(keys)],
+                      "\n\n".join(turns[k].text for k in keys))
+
+    def half(q):  # only the first evidence turn: multi-evidence questions must fail
+        k = f"{q.conv}/{q.evidence[0]}"
+        return Answer([frozenset([k])], [frozenset([k])], turns[k].text)
+
+    good = score(questions, perfect, turns, ranked=True)["all"]
+    assert good["@5"] == good["@10"] == good["1k"] == good["2k"] == 100.0
+    partial = score(multi, half, turns, ranked=True)["all"]
+    expected = 100.0 * sum(len(q.evidence) == 1 for q in multi) / len(multi)
+    assert partial["@5"] == round(expected, 1) and partial["2k"] == round(expected, 1)
+
+    def cut(q):  # the right chunk, but its text is beyond the first 1,000 tokens
+        keys = [f"{q.conv}/{e}" for e in q.evidence]
+        text = "x" * 4000 + "\n" + "\n".join(turns[k].text for k in keys)
+        return Answer([frozenset(keys)], [frozenset(keys)], text)
+
+    late = score(questions, cut, turns, ranked=False)["all"]
+    assert late["1k"] == 0.0 and late["2k"] == 100.0 and "@5" not in late
