@@ -236,12 +236,12 @@ def _meta(turn: Turn, blocks: list[Block], part: int, redact: Redact) -> dict[st
             if b.name == "Bash" and b.input:
                 cmd = _s(b.input.get("command")).strip()
                 if cmd:
-                    commands.append(redact(_clip(cmd.splitlines()[0], 200))[0])
+                    commands.append(_clip(redact(cmd.splitlines()[0])[0], 200))
             if b.agent_id and b.agent_id not in spawned:
                 spawned.append(b.agent_id)
         elif b.kind == "tool_result":
             if b.is_error and b.text.strip():
-                errors.append(redact(_clip(b.text.strip().splitlines()[0], 200))[0])
+                errors.append(_clip(redact(b.text.strip().splitlines()[0])[0], 200))
             if b.agent_id and b.agent_id not in returned:
                 returned.append(b.agent_id)
     meta: dict[str, Any] = {}
@@ -263,10 +263,10 @@ def _meta(turn: Turn, blocks: list[Block], part: int, redact: Redact) -> dict[st
             meta["branch"] = turn.git_branch
         prompt = next((b.text for b in turn.blocks if b.kind == "prompt"), "")
         if prompt:
-            meta["prompt"] = redact(_clip(prompt, 300))[0]
+            meta["prompt"] = _clip(redact(prompt[:2000])[0], 300)
     if turn.todos is not None and part == 0:
         meta["todos"] = [
-            {"content": redact(_clip(_s(t.get("content")), 200))[0], "status": _s(t.get("status"))}
+            {"content": _clip(redact(_s(t.get("content")))[0], 200), "status": _s(t.get("status"))}
             for t in turn.todos[:30]
         ]
     return meta

@@ -249,3 +249,28 @@ def test_database_files_are_private(tmp_path: Path):
         p = db.parent / name
         if p.exists():
             assert (p.stat().st_mode & 0o777) == 0o600, name
+
+
+def test_secrets_are_redacted_before_metadata_is_clipped(tmp_path: Path):
+    """A clip that cut a token in half would stop it matching its shape and leak half of it."""
+    token = "ghp_" + "EXAMPLE0123456789abcdefEXAMPLE0123456"
+    # The token straddles the 200-character clip of stored commands.
+    command = "echo " + "x" * 150 + " https://x-access-token:" + token + "@github.com/o/r.git"
+    session = "cccccccc-1111-4222-8333-444444444444"
+    records = [
+        {"type": "user", "uuid": "u1", "sessionId": session, "cwd": "/p", "timestamp": "2026-01-01T10:00:00.000Z",
+         "message": {"role": "user", "content": "set the remote"}},
+        {"type": "assistant", "uuid": "a1", "sessionId": session, "timestamp": "2026-01-01T10:00:01.000Z",
+         "message": {"id": "m1", "role": "assistant", "content": [
+             {"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": command}}]}},
+    ]
+    path = tmp_path / "p" / f"{session}.jsonl"
+    path.parent.mkdir()
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    db = tmp_path / "m.db"
+    ingest(db, path.parent)
+    conn = apsw.Connection(str(db))
+    stored = " ".join(r[0] + r[1] for r in conn.execute("SELECT text, meta FROM chunks"))
+    conn.close()
+    assert "EXAMPLE0123" not in stored
+    assert "[REDACTED:github-token]" in stored
