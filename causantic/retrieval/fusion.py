@@ -5,11 +5,14 @@ only inside `mmr`, which the vector and hybrid modes call with vectors already i
 
 * Reciprocal Rank Fusion: a chunk at 1-based rank r of a list gains ``1 / (RRF_K + r)``;
   gains add up over lists (k = 60, as in the RRF paper and DESIGN.md 2.4). Ranks, not raw
-  scores, so BM25 and cosine need no calibration.
+  scores, so BM25 and cosine need no calibration. Each list contributes its best
+  ``max(30, 3 × limit)`` chunks: with k = 60 a chunk ranked ~20th by both lists outscores
+  either list's first hit, so long tails (the OR-ed keyword query matches nearly everything)
+  would bury what only one side found.
 * Near-duplicates (read time only; nothing is deleted): a candidate is dropped when a better
   ranked kept candidate has the same normalised text, or shares most of its word 5-gram
-  shingles (Jaccard >= 0.8, or >= 0.9 of the smaller one's shingles: a summary repeating a
-  chunk, the same tool output twice), or, with vectors, has cosine >= 0.97 with it.
+  shingles (Jaccard >= 0.8, or >= 0.9 of the candidate's own shingles: a summary repeating
+  a chunk, the same tool output twice), or, with vectors, has cosine >= 0.97 with it.
 * MMR: picks results one by one maximising ``λ·relevance − (1−λ)·max cos(candidate, picked)``
   with relevance = fused score / best fused score and λ = 0.7 (the original causantic's
   default). Candidates without a vector count as novel.
@@ -27,6 +30,9 @@ if TYPE_CHECKING:
 
 RRF_K = 60
 MMR_LAMBDA = 0.7
+#: Each ranked list feeds RRF with this many candidates per wanted result (at least 30).
+DEPTH_PER_RESULT = 3
+MIN_DEPTH = 30
 NEAR_DUP_COSINE = 0.97
 SHINGLE_WORDS = 5
 NEAR_DUP_JACCARD = 0.8
@@ -35,6 +41,11 @@ NEAR_DUP_CONTAINMENT = 0.9
 MIN_SHINGLES = 12
 
 T = TypeVar("T")
+
+
+def depth(limit: int) -> int:
+    """How many candidates each list contributes to the fusion for ``limit`` results."""
+    return max(MIN_DEPTH, limit * DEPTH_PER_RESULT)
 
 
 def rrf(lists: Sequence[tuple[str, Sequence[str]]], k: int = RRF_K) -> list[tuple[str, float, tuple[str, ...]]]:
@@ -73,15 +84,19 @@ def fingerprint(text: str) -> str:
     return hashlib.sha1(" ".join(_WORD_RE.findall(text.lower())).encode()).hexdigest()
 
 
-def similar_text(a: frozenset[int], b: frozenset[int]) -> bool:
-    """Whether two shingle sets are near-duplicates (see the module docstring)."""
-    if len(a) < MIN_SHINGLES or len(b) < MIN_SHINGLES:
+def similar_text(candidate: frozenset[int], kept: frozenset[int]) -> bool:
+    """Whether a candidate's shingles repeat a kept text's (see the module docstring).
+
+    Not symmetric: a candidate mostly contained in a kept text repeats it, but a candidate
+    that contains a kept text plus much more does not.
+    """
+    if len(candidate) < MIN_SHINGLES or len(kept) < MIN_SHINGLES:
         return False
-    common = len(a & b)
+    common = len(candidate & kept)
     if not common:
         return False
-    return (common / len(a | b) >= NEAR_DUP_JACCARD
-            or common / min(len(a), len(b)) >= NEAR_DUP_CONTAINMENT)
+    return (common / len(candidate | kept) >= NEAR_DUP_JACCARD
+            or common / len(candidate) >= NEAR_DUP_CONTAINMENT)
 
 
 def drop_near_duplicates(

@@ -91,7 +91,7 @@ def search(
     notice = vectors_state(store.conn)
     if notice is None:
         try:
-            return _with_vectors(store, query, keyword, project, limit, pool, mode,
+            return _with_vectors(store, query, keyword, project, limit, mode,
                                  max_tokens, max_chars, started)
         except VectorsUnavailable as exc:
             notice = str(exc)
@@ -111,21 +111,25 @@ def _with_vectors(
     keyword: list[tuple[str, float, tuple[str, ...]]],
     project: str | None,
     limit: int,
-    pool: int,
     mode: str,
     max_tokens: int,
     max_chars: int | None,
     started: float,
 ) -> SearchResult:
-    """The vector and hybrid modes (numpy imported here); raises VectorsUnavailable."""
+    """The vector and hybrid modes (numpy imported here); raises VectorsUnavailable.
+
+    Each list offers its best ``fusion.depth(limit)`` chunks: deeper tails mostly add chunks
+    that both lists rank poorly, which RRF would still promote over one list's top hits.
+    """
     from causantic.retrieval import fusion
     from causantic.retrieval.vector import chunk_vectors, vector_search
 
-    found = vector_search(store, query, project=project, limit=pool)
+    depth = fusion.depth(limit)
+    found = vector_search(store, query, project=project, limit=depth)
     if mode == "vector":
         ranked = [(cid, score, ("vector",)) for cid, score in found.hits]
     else:
-        ranked = fusion.rrf([("keyword", [r[0] for r in keyword]),
+        ranked = fusion.rrf([("keyword", [r[0] for r in keyword[:depth]]),
                              ("vector", [cid for cid, _ in found.hits])])
     hits = load_hits(store.conn, ranked)
     vectors = chunk_vectors(store.conn, [h.chunk_id for h in hits])

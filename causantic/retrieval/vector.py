@@ -62,7 +62,7 @@ def vectors_state(conn: apsw.Connection, project: str | None = None) -> str | No
 
 
 _cache_lock = threading.Lock()
-_query_cache: OrderedDict[tuple[str | None, str], np.ndarray] = OrderedDict()
+_query_cache: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()
 
 
 def query_vector(text: str, model_dir: str | None = None) -> np.ndarray:
@@ -73,7 +73,9 @@ def query_vector(text: str, model_dir: str | None = None) -> np.ndarray:
     VectorsUnavailable
         The embedding model cannot be loaded.
     """
-    key = (model_dir, text)
+    from causantic import model as _model
+
+    key = (str(_model.model_dir(model_dir)), text)  # the directory, not the argument: env-aware
     with _cache_lock:
         hit = _query_cache.get(key)
         if hit is not None:

@@ -1,0 +1,213 @@
+"""Hybrid search on real transcripts with the real model: quality ordering, sources,
+near-duplicates, and degrading to keywords (with one notice line) whenever vectors cannot serve.
+
+Embedding the whole shared corpus takes about a minute on two cores, so the quality test
+uses a subset: every napoli-matcha and spotter session (12 sessions, ~290 chunks, ~1,250
+windows), keyword and vector sides on the same subset, and the queries of
+bench/queries/coding.json whose answers live there. bench/search_quality.py reports the
+full-corpus numbers.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from causantic.config import load_settings
+from causantic.embedding import embed_pending
+from causantic.pipeline import run_embed, run_ingest
+from causantic.retrieval import fusion
+from causantic.retrieval.search import search
+from causantic.store import open_store
+
+from .conftest import PYTHON, REPO, SAMPLES, SHARED_TRANSCRIPTS
+
+SUBSET = ["theogbrand__napoli-matcha", "marot__spotter"]
+STYLES = ("identifier", "paraphrase", "vague")
+
+
+def _subset_queries(db: Path) -> list[dict]:
+    """The benchmark queries answered inside the database, limited to its sessions."""
+    queries = json.loads((REPO / "bench" / "queries" / "coding.json").read_text())["queries"]
+    with open_store(db, readonly=True) as store:
+        present = {r[0][:8] for r in store.conn.execute("SELECT DISTINCT session_id FROM chunks")}
+    out = []
+    for q in queries:
+        sessions = [s for s in q["sessions"] if s in present]
+        if sessions:
+            out.append({**q, "sessions": sessions})
+    return out
+
+
+@pytest.fixture(scope="session")
+def subset_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """napoli-matcha + spotter, ingested and fully embedded (read-only use: copy to write)."""
+    folder = tmp_path_factory.mktemp("hybrid-subset")
+    settings = load_settings(db=folder / "memory.db", env={"HOME": str(folder)})
+    run_ingest(settings, [SHARED_TRANSCRIPTS / name for name in SUBSET])
+    report = run_embed(settings)
+    assert report.remaining == 0
+    return folder / "memory.db"
+
+
+def _hit_at_5(store, query: dict, mode: str) -> bool:  # type: ignore[no-untyped-def]
+    result = search(store, query["query"], limit=5, max_tokens=10**6, mode=mode)
+    assert result.notice is None, result.notice
+    return any(h.session_id[:8] in query["sessions"] for h in result.results)
+
+
+def test_hybrid_finds_at_least_what_keywords_find_and_more_paraphrases(subset_db: Path):
+    queries = _subset_queries(subset_db)
+    counts = {style: sum(q["style"] == style for q in queries) for style in STYLES}
+    assert min(counts.values()) >= 5, counts
+    found: dict[tuple[str, str], int] = {}
+    with open_store(subset_db, readonly=True) as store:
+        for q in queries:
+            for mode in ("keyword", "hybrid"):
+                key = (mode, q["style"])
+                found[key] = found.get(key, 0) + _hit_at_5(store, q, mode)
+    for style in STYLES:
+        assert found[("hybrid", style)] >= found[("keyword", style)], (style, found)
+    assert found[("hybrid", "paraphrase")] > found[("keyword", "paraphrase")], found
+
+
+def test_hybrid_results_name_their_sources(subset_db: Path):
+    seen: set[tuple[str, ...]] = set()
+    with open_store(subset_db, readonly=True) as store:
+        for q in _subset_queries(subset_db):
+            result = search(store, q["query"], limit=10, max_tokens=10**6)
+            assert result.mode == "hybrid" and result.notice is None
+            for hit in result.results:
+                assert hit.sources in {("keyword",), ("vector",), ("keyword", "vector")}
+                seen.add(hit.sources)
+            scores = [h.score for h in result.results]
+            assert all(s > 0 for s in scores)
+        vector_only = search(store, "the program would not start", mode="vector", limit=5)
+    assert seen == {("keyword",), ("vector",), ("keyword", "vector")}
+    assert vector_only.results and all(h.sources == ("vector",) for h in vector_only.results)
+    assert vector_only.as_dict()["results"][0]["sources"] == ["vector"]
+
+
+def test_copies_of_a_chunk_do_not_crowd_the_results(subset_db: Path, tmp_path: Path):
+    db = tmp_path / "memory.db"
+    shutil.copy2(subset_db, db)
+    query = "save the sandbox output files for debugging instead of ephemeral tmp"
+    with open_store(db) as store:
+        first = search(store, query, limit=5)
+        top = first.results[0]
+        row = store.conn.execute(
+            "SELECT session_id, project, start_time, end_time, text, tokens FROM chunks WHERE id = ?",
+            (top.chunk_id,),
+        ).fetchone()
+        copies = {"d" * 24: row[4], "e" * 24: row[4] + "\n\n[Assistant]\nDone."}
+        with store.conn:
+            for cid, text in copies.items():
+                store.conn.execute(
+                    "INSERT INTO chunks(id, session_id, project, offset, part, turn, kind,"
+                    " start_time, end_time, text, tokens) VALUES (?, ?, ?, 999999, 0, 0,"
+                    " 'turn', ?, ?, ?, ?)", (cid, f"copy-{cid[:4]}", row[1], row[2], row[3], text, row[5]))
+        assert embed_pending(store).embedded == 2
+        for mode in ("hybrid", "vector", "keyword"):
+            result = search(store, query, limit=5, mode=mode)
+            ids = [h.chunk_id for h in result.results]
+            assert len(set(ids) & {top.chunk_id, *copies}) == 1, (mode, ids)
+            assert len(result.results) == 5  # the room went to other chunks
+        stored = store.conn.execute("SELECT count(*) FROM chunks WHERE id IN (?, ?, ?)",
+                                    (top.chunk_id, *copies)).fetchone()[0]
+    assert stored == 3  # nothing was deleted
+
+
+def test_no_vectors_yet_answers_from_keywords_with_one_notice(shared_db: Path):
+    with open_store(shared_db, readonly=True) as store:
+        for mode in ("hybrid", "vector"):
+            result = search(store, "posthog telemetry delay", mode=mode, limit=5)
+            assert result.results and all(h.sources == ("keyword",) for h in result.results)
+            assert result.notice and "\n" not in result.notice and "causantic embed" in result.notice
+            assert result.text.startswith(result.notice + "\n")
+            assert result.as_dict()["notice"] == result.notice
+
+
+def test_missing_model_answers_from_keywords_with_one_notice(
+    subset_db: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+):
+    monkeypatch.setenv("CAUSANTIC_MODEL_DIR", str(tmp_path / "no-model"))
+    with open_store(subset_db, readonly=True) as store:
+        result = search(store, "Daytona log streaming over PTY", limit=5)
+    assert result.results and all(h.sources == ("keyword",) for h in result.results)
+    assert result.notice and "\n" not in result.notice and "model" in result.notice
+
+
+def test_cli_ingest_without_the_model_succeeds_and_says_vectors_are_pending(tmp_path: Path):
+    env = {**os.environ, "PYTHONPATH": str(REPO), "CAUSANTIC_MODEL_DIR": str(tmp_path / "none")}
+    db = str(tmp_path / "m.db")
+
+    def cli(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([PYTHON, "-m", "causantic", "--db", db, *args], env=env,
+                              capture_output=True, text=True, timeout=120)
+
+    out = cli("ingest", str(SAMPLES))
+    assert out.returncode == 0 and "Ingested 4 transcript files" in out.stdout
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1 and "vectors are pending" in lines[0]
+    out = cli("search", "idempotency key", "--json")
+    doc = json.loads(out.stdout)
+    assert out.returncode == 0 and doc["mode"] == "hybrid" and doc["results"]
+    assert "no vectors yet" in doc["notice"]
+    out = cli("embed")
+    assert out.returncode == 1 and len(out.stderr.strip().splitlines()) == 1
+    assert "model" in out.stderr
+    out = cli("ingest", "--no-embed", "--json", str(SAMPLES))
+    assert out.returncode == 0 and out.stderr == ""
+    assert json.loads(out.stdout)["embed"] == {"skipped": "--no-embed"}
+
+
+def test_keyword_paths_never_import_numpy(shared_db: Path):
+    code = (
+        "import sys; from pathlib import Path\n"
+        "from causantic.store import open_store\n"
+        "from causantic.retrieval.search import search\n"
+        f"with open_store(Path({str(shared_db)!r}), readonly=True) as s:\n"
+        "    assert search(s, 'posthog', mode='keyword').results\n"
+        "    r = search(s, 'posthog')  # hybrid, but this database has no vectors\n"
+        "    assert r.notice and r.results\n"
+        "bad = [m for m in ('numpy', 'onnxruntime', 'tokenizers') if m in sys.modules]\n"
+        "assert not bad, bad\n"
+    )
+    out = subprocess.run([PYTHON, "-c", code], env={**os.environ, "PYTHONPATH": str(REPO)},
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+
+
+def test_rrf_adds_reciprocal_ranks_and_keeps_sources():
+    fused = fusion.rrf([("keyword", ["a", "b", "c"]), ("vector", ["c", "d"])])
+    scores = {cid: (score, sources) for cid, score, sources in fused}
+    assert scores["c"] == (pytest.approx(1 / 63 + 1 / 61), ("keyword", "vector"))
+    assert scores["a"] == (pytest.approx(1 / 61), ("keyword",))
+    assert scores["d"] == (pytest.approx(1 / 62), ("vector",))
+    assert [cid for cid, _, _ in fused] == ["c", "a", "b", "d"]
+
+
+def test_mmr_prefers_a_novel_candidate_over_a_near_copy():
+    import numpy as np
+
+    x, y = np.eye(2, 4, dtype=np.float32)
+    near_x = (x + 0.05 * y) / np.linalg.norm(x + 0.05 * y)
+    cands = [("a", 1.0), ("a2", 0.99), ("b", 0.9)]
+    vecs = {"a": x, "a2": near_x, "b": y}
+    assert fusion.mmr(cands, vecs, 2) == ["a", "b"]
+    assert fusion.mmr(cands, vecs, 3, lam=1.0) == ["a", "a2", "b"]  # λ = 1: plain ranking
+    assert fusion.mmr(cands, {}, 3) == ["a", "a2", "b"]  # no vectors: nothing to diversify
+
+
+def test_near_duplicate_text_is_one_sided():
+    base = " ".join(f"word{i}" for i in range(60))
+    longer = base + " " + " ".join(f"extra{i}" for i in range(200))
+    a, b = fusion.shingles(base), fusion.shingles(longer)
+    assert fusion.similar_text(a, b)  # the short one repeats the long one
+    assert not fusion.similar_text(b, a)  # the long one adds much more: keep it
+    assert not fusion.similar_text(fusion.shingles("too short to judge"), fusion.shingles("too short"))
