@@ -20,8 +20,8 @@ Cache location, first usable wins: ``$CAUSANTIC_CACHE_DIR`` (exclusive when set)
 (default ``/tmp``), which must be a real directory owned by us with no group/other access.
 A ``noexec`` filesystem is refused because the native libraries could not be loaded from it.
 
-This file must stay importable by old Pythons (so the version check can speak) and cheap:
-only ``os`` and ``sys`` on the warm path.
+This file must stay cheap (only ``os`` and ``sys`` on the warm path) and must parse on any
+Python 3.6+ (so that on the wrong interpreter the version check, not a SyntaxError, speaks).
 """
 
 import os
@@ -191,6 +191,8 @@ def extract(archive, digest):
             problems.append(str(exc))
         except OSError as exc:
             problems.append(f"{getattr(exc, 'filename', None) or root}: {exc.strerror or exc}")
+        except Exception as exc:  # zipfile.BadZipFile, zlib.error, EOFError: a damaged copy
+            fail(f"{archive} is damaged ({type(exc).__name__}: {exc}); copy or build it again")
     if os.environ.get("CAUSANTIC_CACHE_DIR"):
         hint = "point CAUSANTIC_CACHE_DIR at a writable directory on a filesystem that allows exec"
     else:
@@ -299,4 +301,8 @@ def main():
 CAUSANTIC_ARCHIVE = os.path.dirname(os.path.abspath(__file__))
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except KeyboardInterrupt:
+        sys.stderr.write("causantic: interrupted\n")
+        sys.exit(130)

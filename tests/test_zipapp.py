@@ -305,6 +305,19 @@ def test_an_unusable_cache_dir_setting_is_one_clear_line(archive: Path, tmp_path
     assert str(blocker / "cache") in line and "CAUSANTIC_CACHE_DIR" in line
 
 
+def test_a_damaged_copy_is_one_clear_line_and_leaves_nothing_behind(archive: Path,
+                                                                   tmp_path: Path):
+    """A truncated download or a flipped bit must not become a half-extracted version."""
+    data = bytearray(archive.read_bytes())
+    data[len(data) // 2] ^= 0xFF  # inside the stored payload
+    bad = tmp_path / "causantic.pyz"
+    bad.write_bytes(bytes(data))
+    cache = tmp_path / "cache"
+    line = one_line_error(run_pyz(bad, "--version", cache=cache))
+    assert "damaged" in line and str(bad) in line
+    assert sorted(os.listdir(cache)) == [".lock"]
+
+
 def _nobody_python() -> str | None:
     """An interpreter of our minor version that uid 65534 can execute, if any."""
     for exe in (f"/usr/bin/python{sys.version_info[0]}.{sys.version_info[1]}", "/usr/bin/python3",
