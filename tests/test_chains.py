@@ -199,9 +199,18 @@ def test_chain_fits_the_token_budget_and_cuts_only_at_boundaries(shared_db: Path
 
 def test_hard_character_cap(shared_db: Path):
     with open_store(shared_db, readonly=True) as store:
-        for cap in (300, 1500, 5000):
+        for cap in (40, 300, 1500, 5000):
             result = predict(store, "posthog ShutdownTimeout", max_chars=cap)
             assert len(result.text) <= cap
+        for tokens in (10, 60):
+            result = recall(store, "posthog ShutdownTimeout", max_tokens=tokens)
+            assert approx_tokens(result.text) <= tokens
+
+
+def test_a_huge_query_is_echoed_clipped_on_one_line(samples_db: Path):
+    with open_store(samples_db, readonly=True) as store:
+        result = recall(store, "zzqx " * 2000)
+    assert result.mode == "fallback" and len(result.text.splitlines()[-1]) < 200
 
 
 def test_step_scores_penalise_weak_edges_and_skip_cycles_on_a_hand_built_graph():

@@ -68,9 +68,11 @@ def test_tight_budget_keeps_the_newest_chunks_and_says_so(shared_db: Path):
 
 def test_timeline_hard_character_cap(shared_db: Path):
     conn = _conn(shared_db)
-    for cap in (400, 2000, 9000):
+    for cap in (40, 150, 400, 2000, 9000):
         result = reconstruct(conn, "napoli-matcha", max_chars=cap)
         assert len(result.text) <= cap
+    tiny = reconstruct(conn, "napoli-matcha", max_chars=150)
+    assert tiny.results == [] and tiny.text.startswith("Not even the newest chunk fits")
 
 
 def test_timeline_without_a_session_covers_the_newest_chunks_of_the_project(shared_db: Path):
@@ -147,7 +149,7 @@ def test_briefing_on_the_shared_transcripts(shared_db: Path):
     assert "branch 20260209-fish-completions" in result.text
 
 
-@pytest.mark.parametrize("cap", [120, 700, 3000, 6000, 20_000])
+@pytest.mark.parametrize("cap", [30, 120, 700, 3000, 6000, 20_000])
 def test_briefing_never_exceeds_its_cap(shared_db: Path, cap: int):
     conn = _conn(shared_db)
     for project in ("cli", "napoli-matcha", "spotter"):

@@ -234,10 +234,11 @@ def walk(
                    max_tokens=1_000_000, mode=search_mode)
     notice = found.notice
     if not found.results:
-        text = f'No relevant memory found for "{query}".'
+        text = f'No relevant memory found for "{_quote(query)}".'
         if notice:
             text = f"{notice}\n{text}"
-        return _result(query, "fallback", direction, [], text, started, notice)
+        return _result(query, "fallback", direction, [], text, started, notice,
+                       cap=_char_limit(max_tokens, max_chars))
     seed_hits = found.results[:seeds]
     budget = max_tokens if max_chars is None else min(max_tokens, max_chars * 2 // 7)
     graph = _Graph(store.conn, backward=direction == BACKWARD)
@@ -266,7 +267,8 @@ def walk(
         else:
             hits.append(replace(hit, score=step, sources=("chain",)))
     text, shown = _render_chain(query, direction, hits, max_tokens, max_chars, notice)
-    return _result(query, "chain", direction, shown, text, started, notice, chosen.score)
+    return _result(query, "chain", direction, shown, text, started, notice, chosen.score,
+                   cap=_char_limit(max_tokens, max_chars))
 
 
 def _explore(graph: _Graph, seeds: list[str], depth: int) -> None:
@@ -465,7 +467,7 @@ def _title(query: str, direction: str, hits: Sequence[Hit]) -> str:
     what = "what led to it" if direction == BACKWARD else "what came next"
     plural = "s" if sessions != 1 else ""
     return (
-        f'Chain for "{query}" ({what}): {len(hits)} chunks from {sessions} session{plural}, '
+        f'Chain for "{_quote(query)}" ({what}): {len(hits)} chunks from {sessions} session{plural}, '
         "oldest first."
     )
 
@@ -520,7 +522,7 @@ def _fallback(
         line = ("No chain fits the budget (the matches alone fill it); "
                 "showing search results instead.")
     else:
-        line = (f'No chain found: nothing is linked {what} the matches for "{query}"; '
+        line = (f'No chain found: nothing is linked {what} the matches for "{_quote(query)}"; '
                 "showing search results instead.")
     lead = (f"{notice}\n" if notice else "") + line
     limit = max_tokens * 7 // 2 if max_chars is None else min(max_tokens * 7 // 2, max_chars)
@@ -530,7 +532,7 @@ def _fallback(
         max_chars=max(0, limit - len(lead) - 2),
     )
     text = f"{lead}\n\n{render.join(items)}" if items else lead
-    return _result(query, "fallback", direction, hits[:used], text, started, notice)
+    return _result(query, "fallback", direction, hits[:used], text, started, notice, cap=limit)
 
 
 def _result(
@@ -542,6 +544,20 @@ def _result(
     started: float,
     notice: str | None,
     score: float = 0.0,
+    cap: int | None = None,
 ) -> ChainResult:
+    if cap is not None and len(text) > cap:  # only tiny budgets get here: lead lines alone
+        text = render.shorten(text, cap) or text[: max(0, cap - 1)].rstrip() + "…"
     return ChainResult(query, mode, direction, hits, text, render.tokens_of(text),
                        (time.perf_counter() - started) * 1000, notice, score)
+
+
+def _char_limit(max_tokens: int, max_chars: int | None) -> int:
+    limit = max_tokens * 7 // 2
+    return limit if max_chars is None else min(limit, max_chars)
+
+
+def _quote(query: str) -> str:
+    """The query as echoed in answers: one line, at most 120 characters."""
+    flat = " ".join(query.split())
+    return flat if len(flat) <= 120 else flat[:119] + "…"

@@ -136,15 +136,15 @@ def briefing(
     cap = max(0, min(max_chars, HARD_INJECTION_CAP))
     known = conn.execute("SELECT 1 FROM chunks WHERE project = ? LIMIT 1", (project,)).fetchone()
     if known is None:
-        return render.shorten(f'No memory of project "{project}" yet.', cap)
+        return _cap(f'No memory of project "{project}" yet.', cap)
     sel = _Selection(project, words=f"project {project}")
     if session:
         sel = _Selection(project, session=_resolve_session(conn, project, session))
         if sel.session is None:
-            return render.shorten(_unknown_session(project, session), cap)
+            return _cap(_unknown_session(project, session), cap)
     sid = sel.session or _newest_session(conn, sel, exclude=exclude_session)
     if sid is None:
-        return render.shorten(f'No earlier session of project "{project}" in memory.', cap)
+        return _cap(f'No earlier session of project "{project}" in memory.', cap)
     return _briefing(conn, project, sid, cap, sel)[0]
 
 
@@ -389,12 +389,15 @@ def _render_timeline(conn: apsw.Connection, taken: list[tuple[Hit, str]]) -> str
 def _timeline(
     conn: apsw.Connection, sel: _Selection, limit: int, started: float
 ) -> ReconstructResult:
-    title_room = 260
+    title_room = min(260, limit // 4)
     taken, truncated = _fill_newest(_newest_chunks(conn, sel), limit - title_room, 140)
     if not taken:
         what = "in that session" if sel.session else "in that time range"
-        return _result(sel.words, "timeline", [],
-                       f'No chunks of project "{sel.project}" {what}.', started)
+        text = f'No chunks of project "{sel.project}" {what}.'
+        if truncated:
+            text = (f"Not even the newest chunk fits in {limit} characters; "
+                    "raise --max-tokens or --max-chars.")
+        return _result(sel.words, "timeline", [], _cap(text, limit), started, truncated)
     taken.reverse()
     body = _render_timeline(conn, taken)
     sessions = tuple(dict.fromkeys(h.session_id for h, _ in taken))
@@ -408,9 +411,7 @@ def _timeline(
     if truncated:
         title += " " + _truncation_note(conn, sel, taken)
     text = f"{title}\n\n{body}"
-    if len(text) > limit:  # only when the title alone is near the cap (tiny budgets)
-        text = render.shorten(text, limit)
-    return _result(sel.words, "timeline", hits, text, started, truncated, sessions)
+    return _result(sel.words, "timeline", hits, _cap(text, limit), started, truncated, sessions)
 
 
 def _truncation_note(conn: apsw.Connection, sel: _Selection, taken: list[tuple[Hit, str]]) -> str:
@@ -439,7 +440,7 @@ def _briefing(
 ) -> tuple[str, list[Hit]]:
     state = load_state(conn, sid)
     if state is None:
-        return render.shorten(_unknown_session(project, sid[:8]), limit), []
+        return _cap(_unknown_session(project, sid[:8]), limit), []
     sections = _state_sections(conn, state, project)
     # The state gets at most 60 % of the room; the conversation takes the rest.
     state_text = _fit_sections(sections, int(limit * 0.6))
@@ -447,14 +448,12 @@ def _briefing(
     convo = _Selection(project, session=sid, since=sel.since, until=sel.until)
     taken, truncated = _fill_newest(_newest_chunks(conn, convo, main_only=True), room, 0)
     if not taken:
-        return state_text[:limit], []
+        return _cap(state_text, limit), []
     taken.reverse()
     head = "## Most recent conversation" + (" (newest kept)" if truncated else "")
     parts = [f"{_chunk_label(h)}\n{b}" for h, b in taken]
     text = f"{state_text}\n\n{head}\n\n{render.join(parts)}"
-    if len(text) > limit:
-        text = render.shorten(text, limit)
-    return text, [h for h, _ in taken]
+    return _cap(text, limit), [h for h, _ in taken]
 
 
 def _state_sections(
@@ -517,8 +516,7 @@ def _fit_sections(sections: list[tuple[int, str]], room: int) -> str:
         if kept[worst][0] == 0:
             break
         kept.pop(worst)
-    text = "\n".join(t for _, t in kept)
-    return text if len(text) <= room else render.shorten(text, room)
+    return _cap("\n".join(t for _, t in kept), room)
 
 
 def _earlier_sessions(conn: apsw.Connection, project: str, state: SessionState) -> list[str]:
@@ -568,6 +566,13 @@ def _one_line(text: str, n: int) -> str:
 
 
 # -- shared ---------------------------------------------------------------------------------
+
+
+def _cap(text: str, limit: int) -> str:
+    """At most `limit` characters, cut at a boundary with a marker (or "…" when tiny)."""
+    if len(text) <= limit:
+        return text
+    return render.shorten(text, limit) or text[: max(0, limit - 1)].rstrip() + "…"
 
 
 def _char_limit(max_tokens: int, max_chars: int | None) -> int:
