@@ -351,7 +351,7 @@ def _wheels(paths: list[Path]) -> list[Wheel]:
 
 
 def _pip_download(target: Target, full: list[str], bare: list[str], into: Path,
-                  source: Path | None, quiet: bool = False) -> None:
+                  source: Path | None) -> None:
     base = [sys.executable, "-m", "pip", "download", "-q", "--disable-pip-version-check",
             "--only-binary=:all:", "--implementation", "cp",
             "--python-version", f"{target.python[0]}.{target.python[1]}",
@@ -361,20 +361,19 @@ def _pip_download(target: Target, full: list[str], bare: list[str], into: Path,
     if source is not None:
         # --isolated: ignore pip's config files and PIP_* variables, so nothing but `source`
         # is consulted.
-        base[3:3] = ["--isolated", "--no-index", "--find-links", str(source)]
+        base[4:4] = ["--isolated", "--no-index", "--find-links", str(source)]
     for reqs, extra in ((full, []), (bare, ["--no-deps"])):
         if not reqs:
             continue
         proc = subprocess.run([*base, *extra, *reqs], capture_output=True, text=True)
         if proc.returncode != 0:
-            detail = [ln for ln in proc.stderr.splitlines() if ln.startswith("ERROR")]
+            lines = [ln.strip() for ln in proc.stderr.splitlines() if ln.strip()]
+            errors = [ln for ln in lines if ln.startswith("ERROR")]
             where = f"from {source}" if source else "from the package index"
-            msg = (f"pip could not get wheels for {target.key} {where}: "
-                   f"{detail[0] if detail else proc.stderr.strip()[-300:]}")
+            detail = (errors or lines or ["no output"])[-1]
+            msg = f"pip could not get wheels for {target.key} {where}: {detail}"
             if "No module named pip" in proc.stderr:
                 msg = f"{sys.executable} has no pip; install it (python3 -m ensurepip) or run with a venv's python"
-            if not quiet:
-                print(proc.stderr, file=sys.stderr, end="")
             raise BuildError(msg)
 
 
