@@ -71,20 +71,33 @@ def rrf(lists: Sequence[tuple[str, Sequence[str]]], k: int = RRF_K) -> list[tupl
 _WORD_RE = re.compile(r"\w+")
 
 
-def shingles(text: str, n: int = SHINGLE_WORDS) -> frozenset[int]:
-    """Hashes of the text's word n-grams (lower case, punctuation ignored)."""
-    words = _WORD_RE.findall(text.lower())
+def shingles(text: str, n: int = SHINGLE_WORDS) -> frozenset[tuple[str, ...]]:
+    """The text's word n-grams (lower case, punctuation ignored)."""
+    return _shingles(_WORD_RE.findall(text.lower()), n)
+
+
+def _shingles(words: list[str], n: int = SHINGLE_WORDS) -> frozenset[tuple[str, ...]]:
     if len(words) < n:
-        return frozenset([hash(" ".join(words))]) if words else frozenset()
-    return frozenset(hash(" ".join(words[i : i + n])) for i in range(len(words) - n + 1))
+        return frozenset([tuple(words)]) if words else frozenset()
+    return frozenset(zip(*(words[i:] for i in range(n))))
 
 
 def fingerprint(text: str) -> str:
     """A hash of the words of a text, whatever its punctuation, case or spacing."""
-    return hashlib.sha1(" ".join(_WORD_RE.findall(text.lower())).encode()).hexdigest()
+    return _fingerprint(_WORD_RE.findall(text.lower()))
 
 
-def similar_text(candidate: frozenset[int], kept: frozenset[int]) -> bool:
+def _fingerprint(words: list[str]) -> str:
+    return hashlib.sha1(" ".join(words).encode()).hexdigest()
+
+
+def signature(text: str) -> tuple[str, frozenset[tuple[str, ...]]]:
+    """(fingerprint, shingles) of a text, reading its words once."""
+    words = _WORD_RE.findall(text.lower())
+    return _fingerprint(words), _shingles(words)
+
+
+def similar_text(candidate: frozenset[tuple[str, ...]], kept: frozenset[tuple[str, ...]]) -> bool:
     """Whether a candidate's shingles repeat a kept text's (see the module docstring).
 
     Not symmetric: a candidate mostly contained in a kept text repeats it, but a candidate
@@ -112,16 +125,14 @@ def drop_near_duplicates(
     """
     kept: list[T] = []
     prints: set[str] = set()
-    kept_shingles: list[frozenset[int]] = []
+    kept_shingles: list[frozenset[tuple[str, ...]]] = []
     kept_vecs: list[np.ndarray] = []
     for item in items:
         if keep is not None and len(kept) >= keep:
             break
-        text = text_of(item)
-        fp = fingerprint(text)
+        fp, sh = signature(text_of(item))
         if fp in prints:
             continue
-        sh = shingles(text)
         if any(similar_text(sh, other) for other in kept_shingles):
             continue
         vec = vectors.get(id_of(item)) if vectors else None
@@ -133,6 +144,63 @@ def drop_near_duplicates(
         if vec is not None:
             kept_vecs.append(vec)
     return kept
+
+
+def select(
+    items: Sequence[T],
+    limit: int,
+    *,
+    id_of: Callable[[T], str],
+    score_of: Callable[[T], float],
+    text_of: Callable[[T], str],
+    vectors: Mapping[str, np.ndarray],
+    lam: float = MMR_LAMBDA,
+) -> list[T]:
+    """MMR over ranked items that also skips near-duplicates of what it already picked.
+
+    Duplicates are checked only against picked items, lazily, so a pool of 60 costs about
+    ``limit`` shingle comparisons each instead of all pairs. Without vectors this is the
+    fused order minus duplicates.
+    """
+    import numpy as np
+
+    if not items:
+        return []
+    n = len(items)
+    top = max(score_of(it) for it in items) or 1.0
+    rel = np.array([score_of(it) / top for it in items], dtype=np.float64)
+    dim = next((len(v) for v in vectors.values()), 1)
+    mat = np.zeros((n, dim), dtype=np.float32)
+    has = np.zeros(n, dtype=bool)
+    for i, it in enumerate(items):
+        v = vectors.get(id_of(it))
+        if v is not None:
+            mat[i], has[i] = v, True
+    max_sim = np.zeros(n, dtype=np.float64)
+    free = np.ones(n, dtype=bool)
+    picked: list[T] = []
+    prints: set[str] = set()
+    picked_shingles: list[frozenset[tuple[str, ...]]] = []
+    while len(picked) < limit and free.any():
+        gain = lam * rel - (1.0 - lam) * max_sim
+        gain[~free] = -np.inf
+        i = int(np.argmax(gain))  # first maximum: ties keep the fused order
+        free[i] = False
+        if has[i] and max_sim[i] >= NEAR_DUP_COSINE:
+            continue
+        fp, sh = signature(text_of(items[i]))
+        if fp in prints:
+            continue
+        if any(similar_text(sh, other) for other in picked_shingles):
+            continue
+        picked.append(items[i])
+        prints.add(fp)
+        picked_shingles.append(sh)
+        if has[i]:
+            sims = (mat @ mat[i]).astype(np.float64)
+            sims[~has] = 0.0
+            np.maximum(max_sim, sims, out=max_sim)
+    return picked
 
 
 def mmr(

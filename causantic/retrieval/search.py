@@ -133,10 +133,9 @@ def _with_vectors(
                              ("vector", [cid for cid, _ in found.hits])])
     hits = load_hits(store.conn, ranked)
     vectors = chunk_vectors(store.conn, [h.chunk_id for h in hits])
-    hits = dedupe(hits, vectors=vectors)
-    order = fusion.mmr([(h.chunk_id, h.score) for h in hits], vectors, limit)
-    by_id = {h.chunk_id: h for h in hits}
-    return finish(query, mode, [by_id[cid] for cid in order], max_tokens, max_chars, started)
+    chosen = fusion.select(hits, limit, id_of=lambda h: h.chunk_id, score_of=lambda h: h.score,
+                           text_of=_body, vectors=vectors)
+    return finish(query, mode, chosen, max_tokens, max_chars, started)
 
 
 def finish(
