@@ -135,6 +135,7 @@ def stats(conn: apsw.Connection) -> dict[str, object]:
 
 
 def _count_vectors(conn: apsw.Connection, tables: set[str]) -> int:
+    """Chunks that have vectors (any model; `causantic embed` says how many are stale)."""
     if "chunk_vectors_meta" in tables:
         return int(conn.execute("SELECT count(*) FROM chunk_vectors_meta").fetchone()[0])
     return 0
@@ -149,7 +150,9 @@ def render_stats(s: dict[str, object], db_path: str) -> str:
         f"- sessions: {s['sessions']}",
         f"- chunks: {s['chunks']} ({s['subagent_chunks']} from sub-agents)",
         f"- edges: {s['edges']} ({kind_text})",
-        f"- vectors: {s['vectors']}",
+        f"- vectors: {s['vectors']}" + (
+            f" ({int(s['chunks']) - int(s['vectors'])} chunks waiting: `causantic embed`)"  # type: ignore[call-overload]
+            if int(s["chunks"]) > int(s["vectors"]) else ""),  # type: ignore[call-overload]
         f"- topics: {s['clusters']}",
         f"- secrets redacted: {s['redactions']}",
         f"- transcript files read: {s['files']} (bad lines skipped: {s['bad_lines']})",
