@@ -193,6 +193,20 @@ def test_schema_opens_and_embed_fails_cleanly_without_sqlite_vec(
         assert vec_store.counts(store.conn).embedded == 0
 
 
+def test_search_without_sqlite_vec_answers_from_keywords(
+    samples_copy: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    import causantic.store.db as db_module
+    from causantic.retrieval.search import search
+
+    broken = str(tmp_path / "missing" / "vec0")
+    monkeypatch.setattr(db_module, "vec_extension_path", lambda: broken)
+    with open_store(samples_copy, readonly=True) as store:
+        result = search(store, "idempotency key for CreateInvoice", limit=3)
+    assert result.results and all(h.sources == ("keyword",) for h in result.results)
+    assert result.notice == "Keyword results only: the sqlite-vec extension cannot be loaded."
+
+
 def test_embed_resumes_after_a_kill_without_redoing_committed_work(small_real: Path, tmp_path: Path):
     db = tmp_path / "memory.db"
     shutil.copy2(small_real, db)
