@@ -220,15 +220,9 @@ def extract_into(root, archive, digest, private):
             return target  # another process finished it while we waited for the lock
         tmp = tempfile.mkdtemp(prefix=digest + ".tmp-", dir=root)
         try:
-            import io
-
             with zipfile.ZipFile(archive) as outer:
-                payload = outer.read("payload.zip")
-            with zipfile.ZipFile(io.BytesIO(payload)) as inner:
-                for name in inner.namelist():
-                    if name.startswith("/") or ".." in name.split("/"):
-                        raise Unusable(f"the archive holds an unsafe path {name!r}; it is damaged")
-                inner.extractall(tmp)
+                payload = outer.read("payload.zip")  # checks the payload's CRC
+            unpack(payload, tmp)
             with open(os.path.join(tmp, COMPLETE), "w") as f:
                 f.write(digest + "\n")
             if os.path.lexists(target):
@@ -236,7 +230,12 @@ def extract_into(root, archive, digest, private):
                 aside = tempfile.mkdtemp(prefix=digest + ".tmp-", dir=root)
                 os.rename(target, os.path.join(aside, "old"))
                 shutil.rmtree(aside, ignore_errors=True)
-            os.rename(tmp, target)
+            try:
+                os.rename(tmp, target)
+            except OSError:
+                if not os.path.exists(os.path.join(target, COMPLETE)):
+                    raise
+                shutil.rmtree(tmp, ignore_errors=True)  # lost a race where locks do not work
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)
             raise
@@ -244,6 +243,20 @@ def extract_into(root, archive, digest, private):
         return target
     finally:
         os.close(lock)
+
+
+def unpack(payload, dest):
+    """Write every member of the payload zip under ``dest``. (Threads were tried: no gain on
+    two cores, where the write-back of ~200 MB dominates.)"""
+    import io
+    import zipfile
+
+    with zipfile.ZipFile(io.BytesIO(payload)) as inner:
+        for name in inner.namelist():
+            parts = name.split("/")
+            if name.startswith("/") or any(p in (".", "..") for p in parts):
+                raise zipfile.BadZipFile(f"unsafe member name {name!r}")
+        inner.extractall(dest)
 
 
 def cleanup(root, current):
