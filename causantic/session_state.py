@@ -185,8 +185,9 @@ def compute_state(conn: apsw.Connection, session_id: str) -> SessionState | None
     events = _Events()
     pending: dict[str, deque[_Call]] = {}
     index = 0
-    for i, (_cid, agent, kind, start, _end, meta_json, text) in enumerate(rows):
-        meta = _json(meta_json)
+    metas = [_json(r[5]) for r in rows]
+    for i, (_cid, agent, kind, start, _end, _meta, text) in enumerate(rows):
+        meta = metas[i]
         for f in meta.get("files", []):
             files.pop(f, None)
             files[f] = None
@@ -215,9 +216,9 @@ def compute_state(conn: apsw.Connection, session_id: str) -> SessionState | None
     main_texts = [r[6] for r in rows[last_turn_start:] if not r[1]]
     outcome = _last_assistant_text(main_texts) or _last_assistant_text(
         [r[6] for r in rows[:last_turn_start] if not r[1]])
-    all_commands = [c for r in rows for c in _json(r[5]).get("commands", [])]
-    last_commands = [c for r in rows[last_turn_start:] if not r[1]
-                     for c in _json(r[5]).get("commands", [])]
+    all_commands = [c for m in metas for c in m.get("commands", [])]
+    last_commands = [c for r, m in zip(rows[last_turn_start:], metas[last_turn_start:])
+                     if not r[1] for c in m.get("commands", [])]
     results = "\n".join(t for _, _, _, ok, t in events.calls if ok and t)
     return SessionState(
         session_id=session_id,
