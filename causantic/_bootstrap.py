@@ -283,7 +283,7 @@ def cleanup(root, current):
             used = os.stat(marker).st_mtime if os.path.exists(marker) else os.lstat(path).st_mtime
             if now - used > KEEP_DAYS * 86400:
                 # Rename first, so a half-deleted tree never looks like a complete version.
-                grave = os.path.join(root, f"{base}.tmp-old")
+                grave = os.path.join(root, f"{base}.tmp-old-{os.getpid()}")
                 os.rename(path, grave)
                 shutil.rmtree(grave, ignore_errors=True)
         except OSError:
@@ -302,6 +302,8 @@ def main():
         sys.path[0] = target
     else:
         sys.path.insert(0, target)
+    # Absolute, so that re-launching ourselves (hook workers, install) works after a chdir.
+    sys.argv[0] = archive
     os.environ["ORT_DISABLE_TELEMETRY"] = "1"  # onnxruntime would write ~/.cache/Microsoft
     if sys.argv[1:] == ["--version"]:
         sys.stdout.write(BUILD["version_line"] + "\n")
@@ -311,6 +313,8 @@ def main():
     return cli_main()
 
 
+#: The archive's absolute path, for code that must start causantic again (``__main__`` is
+#: this module while the archive runs; works whatever the file is named).
 CAUSANTIC_ARCHIVE = os.path.dirname(os.path.abspath(__file__))
 
 if __name__ == "__main__":
