@@ -107,6 +107,7 @@ def run(tiny: bool = False) -> dict[str, Any]:
         env = dict(os.environ)
         env.update(HOME=tmp, CAUSANTIC_HOME=str(Path(tmp) / ".causantic"),
                    CLAUDE_CONFIG_DIR=str(Path(tmp) / ".claude"))
+        env.pop("PYTHONDONTWRITEBYTECODE", None)  # users' interpreters cache bytecode
         init_ms = []
         for _ in range(spawns):
             server = Server(plain.path, env)

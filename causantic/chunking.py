@@ -23,6 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from causantic.tokens import approx_tokens  # re-exported for callers of chunking
 from causantic.transcripts.turns import Block, Turn, is_agent_tool, tool_files
 
 DEFAULT_MAX_TOKENS = 1000
@@ -56,11 +57,6 @@ class Chunk:
 
 
 Redact = Callable[[str], tuple[str, int]]
-
-
-def approx_tokens(text: str) -> int:
-    """Approximate model tokens for budgets: about 3.5 characters per token."""
-    return (2 * len(text) + 6) // 7
 
 
 def chunk_turn(

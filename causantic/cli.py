@@ -12,7 +12,6 @@ import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from causantic.buildinfo import VersionAction
 from causantic.config import Settings, load_settings
 from causantic.errors import CausanticError
 
@@ -305,6 +304,8 @@ def build_parser() -> argparse.ArgumentParser:
         prog="causantic",
         description="Long-term memory for Claude Code: ingest transcripts, search and recall them.",
     )
+    from causantic.buildinfo import VersionAction  # here, not at the top: off the hook path
+
     parser.add_argument("--version", action=VersionAction)
     parser.add_argument("--db", metavar="PATH", help="database file (default ~/.causantic/memory.db)")
     parser.add_argument("--debug", action="store_true", help="show tracebacks on errors")

@@ -24,7 +24,6 @@ The config file is TOML at `<home>/config.toml` (home = `CAUSANTIC_HOME`, defaul
 from __future__ import annotations
 
 import os
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -136,10 +135,16 @@ def with_overrides(settings: Settings, **changes: Any) -> Settings:
 
 def _read_config(path: Path) -> dict[str, Any]:
     try:
-        with open(path, "rb") as f:
-            return tomllib.load(f)
+        f = open(path, "rb")
     except FileNotFoundError:
         return {}
+    except OSError as exc:
+        raise UsageError(f"cannot read {path}: {exc.strerror}") from exc
+    import tomllib  # only when there is a file: hooks of users without one skip ~5 ms
+
+    try:
+        with f:
+            return tomllib.load(f)
     except tomllib.TOMLDecodeError as exc:
         raise UsageError(f"{path} is not valid TOML ({exc}); fix or remove it") from exc
     except OSError as exc:

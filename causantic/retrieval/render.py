@@ -12,7 +12,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from causantic.chunking import approx_tokens
+from causantic.tokens import approx_tokens  # not chunking: it pulls the transcript parser
 
 SHORTENED = "[… shortened to fit the budget]"
 SEPARATOR = "\n\n---\n\n"
