@@ -200,6 +200,27 @@ def test_refinement_makes_duplicates_exactly_zero_and_close_pairs_exact() -> Non
     assert np.all(block >= 0.0)
 
 
+def test_exact_duplicates_are_grouped_under_their_first_occurrence() -> None:
+    X = np.array([[1.0, 2.0], [3.0, 4.0], [1.0, 2.0], [5.0, 6.0], [3.0, 4.0], [1.0, 2.0]])
+    copies = H._find_duplicates(X)
+    assert copies is not None
+    assert copies.first.tolist() == [0, 1, 3]
+    assert copies.inverse.tolist() == [0, 1, 0, 2, 1, 0]
+    assert copies.counts.tolist() == [3, 2, 1]
+    assert H._find_duplicates(X[[0, 1, 3]]) is None
+    # equal up to the last bit is not a duplicate
+    assert H._find_duplicates(np.array([[1.0, 2.0], [1.0, np.nextafter(2.0, 3.0)]])) is None
+
+
+def test_kth_smallest_counts_each_column_by_its_multiplicity() -> None:
+    block = np.array([[0.0, 4.0, 1.0, 9.0], [4.0, 0.0, 2.0, 5.0]], dtype=np.float32)
+    counts = np.array([3, 1, 2, 1])
+    np.testing.assert_array_equal(H._kth_smallest(block.copy(), 3, counts), [0.0, 2.0])
+    np.testing.assert_array_equal(H._kth_smallest(block.copy(), 4, counts), [1.0, 4.0])
+    np.testing.assert_array_equal(H._kth_smallest(block.copy(), 6, counts), [4.0, 4.0])
+    np.testing.assert_array_equal(H._kth_smallest(block.copy(), 2, None), [1.0, 2.0])
+
+
 # ---------------------------------------------------------------------------------------------
 # 4-5. Core distances and mutual reachability
 
@@ -246,9 +267,9 @@ def test_mutual_reachability_is_the_max_of_both_cores_and_the_distance() -> None
 def test_prim_visits_a_line_in_order_with_its_gaps() -> None:
     X = np.array([[0.0], [7.0], [1.0], [3.0]])
     points = H._prepare_points(X, "euclidean")
-    edges = H._prim(points, np.zeros(4, dtype=np.float32))
-    assert edges.order.tolist() == [0, 2, 3, 1]
-    np.testing.assert_allclose(edges.weight, [1.0, 4.0, 16.0], rtol=1e-6)
+    path = H._prim(points, np.zeros(4, dtype=np.float32))
+    assert path.order.tolist() == [0, 2, 3, 1]
+    np.testing.assert_allclose(path.weight, [1.0, 4.0, 16.0], rtol=1e-6)
 
 
 def test_prim_breaks_ties_by_lowest_index() -> None:
@@ -256,8 +277,8 @@ def test_prim_breaks_ties_by_lowest_index() -> None:
     references use so that tied merges resolve the same way."""
     X = np.array([[0.0], [-1.0], [1.0], [2.0]])
     points = H._prepare_points(X, "euclidean")
-    edges = H._prim(points, np.zeros(4, dtype=np.float32))
-    assert edges.order.tolist() == [0, 1, 2, 3]
+    path = H._prim(points, np.zeros(4, dtype=np.float32))
+    assert path.order.tolist() == [0, 1, 2, 3]
 
 
 def kruskal_weight(mr: np.ndarray) -> float:
@@ -286,9 +307,9 @@ def test_prim_path_has_the_weights_of_a_minimum_spanning_tree() -> None:
     points = H._prepare_points(X.astype(np.float64), "euclidean")
     core = H._core_sq_distances(points, 5, 64)
     mr = H._mutual_reachability(H._sq_distance_rows(points, np.arange(300)), core, core)
-    edges = H._prim(points, core)
-    assert sorted(edges.order.tolist()) == list(range(300))
-    assert edges.weight.sum() == pytest.approx(kruskal_weight(mr.astype(np.float64)), rel=1e-6)
+    path = H._prim(points, core)
+    assert sorted(path.order.tolist()) == list(range(300))
+    assert path.weight.sum() == pytest.approx(kruskal_weight(mr.astype(np.float64)), rel=1e-6)
 
 
 def test_prim_result_does_not_depend_on_batch_size() -> None:
@@ -297,10 +318,29 @@ def test_prim_result_does_not_depend_on_batch_size() -> None:
     core = H._core_sq_distances(points, 10, 256)
     reference = H._prim(points, core, batch=512)
     for batch in (16, 100):
-        edges = H._prim(points, core, batch=batch)
+        path = H._prim(points, core, batch=batch)
         # a GEMM's rounding can depend on its shape: weights agree to float32 precision
-        np.testing.assert_array_equal(edges.order, reference.order)
-        np.testing.assert_allclose(edges.weight, reference.weight, rtol=1e-6)
+        np.testing.assert_array_equal(path.order, reference.order)
+        np.testing.assert_allclose(path.weight, reference.weight, rtol=1e-6)
+
+
+def test_prim_over_distinct_rows_equals_prim_over_all_rows() -> None:
+    """Duplicates are computed once but walked as separate points, in the same order."""
+    base, _ = planted_sphere(200, k=4, d=16, seed=6)
+    X = np.vstack([base, base[:40], base[:10]]).astype(np.float64)[
+        np.random.default_rng(6).permutation(250)
+    ]
+    copies = H._find_duplicates(X)
+    assert copies is not None and len(copies.first) == 200
+    distinct = H._prepare_points(X[copies.first], "euclidean")
+    core = H._core_sq_distances(distinct, 5, 64, copies.counts)
+    deduplicated = H._prim(distinct, core, copies.inverse)
+    everything = H._prepare_points(X, "euclidean")
+    full_core = H._core_sq_distances(everything, 5, 64)
+    np.testing.assert_allclose(core[copies.inverse], full_core, rtol=1e-6)
+    direct = H._prim(everything, full_core)
+    np.testing.assert_array_equal(deduplicated.order, direct.order)
+    np.testing.assert_allclose(deduplicated.weight, direct.weight, rtol=1e-6)
 
 
 def test_metric_conversion_from_squared_chords() -> None:
@@ -316,8 +356,8 @@ def test_metric_conversion_from_squared_chords() -> None:
 
 
 def test_single_linkage_merges_path_edges_by_weight() -> None:
-    edges = H._Edges(np.array([0, 1, 2, 3]), np.array([1.0, 3.0, 2.0]))
-    linkage = H._single_linkage(edges, 4)
+    path = H._Path(np.array([0, 1, 2, 3]), np.array([1.0, 3.0, 2.0]))
+    linkage = H._single_linkage(path)
     assert linkage.left.tolist() == [0, 2, 4]
     assert linkage.right.tolist() == [1, 3, 5]
     assert linkage.distance.tolist() == [1.0, 2.0, 3.0]
@@ -634,11 +674,11 @@ def test_min_samples_larger_than_the_data_is_capped() -> None:
 
 
 def test_identical_points_are_one_cluster_only_if_allowed() -> None:
-    X = np.ones((50, 4))
+    X = np.ones((3000, 4))
     assert hdbscan(X, min_cluster_size=5).n_clusters == 0
     result = hdbscan(X, min_cluster_size=5, allow_single_cluster=True)
-    assert result.labels.tolist() == [0] * 50
-    assert result.probabilities.tolist() == [1.0] * 50
+    assert result.labels.tolist() == [0] * 3000
+    assert result.probabilities.tolist() == [1.0] * 3000
 
 
 def test_groups_of_duplicates_denser_than_min_samples_become_clusters() -> None:

@@ -6,10 +6,13 @@ parameters both share. Each stage is one private function:
 
 1. ``_check_params`` / ``_check_data``: every parameter is checked against one table, and the
    data for shape, type and NaN/inf rows, before any work is done.
-2. ``_prepare_points``: rows are L2-normalised for ``cosine``/``angular``, then centred (all
-   three metrics are functions of Euclidean distance, which centring does not change, while
-   the float32 rounding error below is proportional to the squared norms), and kept in float64
-   plus two float32 GEMM operands ``[-2x, |x|^2, 1]`` and ``[x, 1, |x|^2]``.
+2. ``_find_duplicates`` groups byte-identical rows, so that each distinct row is computed once
+   (its copies count ``counts`` times in core distances and are walked as separate points by
+   Prim), and ``_prepare_points`` prepares the distinct rows: L2-normalised for
+   ``cosine``/``angular``, then centred (all three metrics are functions of Euclidean
+   distance, which centring does not change, while the float32 rounding error below is
+   proportional to the squared norms), kept in float64 plus two float32 GEMM operands
+   ``[-2x, |x|^2, 1]`` and ``[x, 1, |x|^2]``.
 3. ``_sq_distance_rows``: squared Euclidean distances of up to ``MAX_BLOCK_ROWS`` rows against
    all rows by one float32 GEMM of those operands (``|a|^2 + |b|^2 - 2 a.b``, no other pass).
    That expansion loses precision for close pairs, so ``_refine`` recomputes every pair below
@@ -20,9 +23,10 @@ parameters both share. Each stage is one private function:
    the point itself (see Notes of :func:`hdbscan`), by ``partition`` of row blocks.
 5. ``_mutual_reachability``: ``max(core(a), core(b), d(a, b))``.
 6. ``_prim``: Prim's algorithm from point 0 with a dense "best weight" vector over the points
-   outside the tree. The weight rows it needs are computed by GEMM in batches of likely next
-   vertices (``_PRIM_BATCH``) and cached, so about 1.25 n rows are computed and memory is
-   O(n d) plus ``4 * _PRIM_BATCH * n`` bytes; the n x n matrix is never stored.
+   outside the tree (ties go to the lowest index). The weight rows it needs are computed by
+   GEMM in batches of likely next vertices (``_PRIM_BATCH``) and cached, so about 1.25 n rows
+   are computed and memory is O(n d) plus ``4 * _PRIM_BATCH * n`` bytes; the n x n matrix is
+   never stored.
 7. ``_single_linkage``: Prim's path ``(order[i], order[i + 1], weight[i])`` sorted by weight
    and merged by union-find into a scipy-style linkage (node ``n + i`` is made by row ``i``).
    The path gives the same components at every threshold as the MST itself, and it is what
@@ -109,7 +113,6 @@ _REFINE_CHUNK = 4096
 #: Rows of mutual reachability computed per GEMM in Prim's algorithm.
 _PRIM_BATCH = 512
 
-FloatArray = npt.NDArray[np.floating[Any]]
 IntArray = npt.NDArray[np.int64]
 
 
@@ -244,6 +247,44 @@ def _check_data(X: npt.ArrayLike, metric: str) -> npt.NDArray[np.float64]:
     return arr
 
 
+@dataclass(frozen=True)
+class _Duplicates:
+    """Rows that repeat exactly. ``first`` (u,) int64: the first row of each distinct row, in
+    row order; ``inverse`` (n,) int64: the distinct row of each row; ``counts`` (u,) int64."""
+
+    first: IntArray
+    inverse: IntArray
+    counts: IntArray
+
+
+def _find_duplicates(X: npt.NDArray[np.float64]) -> _Duplicates | None:
+    """Group byte-identical rows; None when every row is distinct.
+
+    A hash picks the candidates: each row's 64-bit patterns times random odd integers,
+    summed with wrap-around (exact integer arithmetic, so identical rows always collide);
+    candidates are then compared byte by byte.
+    """
+    n, d = X.shape
+    bits = np.ascontiguousarray(X).view(np.uint64)
+    multipliers = np.random.default_rng(0).integers(1, 2**63, d, dtype=np.uint64) | np.uint64(1)
+    key = bits @ multipliers
+    _, key_group, key_count = np.unique(key, return_inverse=True, return_counts=True)
+    candidates = np.flatnonzero(key_count[key_group] > 1)
+    if not candidates.size:
+        return None
+    rows = np.ascontiguousarray(bits[candidates]).view(np.dtype((np.void, 8 * d))).ravel()
+    _, first_in_group, group = np.unique(rows, return_index=True, return_inverse=True)
+    owner = np.arange(n, dtype=np.int64)
+    owner[candidates] = candidates[first_in_group[group.ravel()]]
+    first = np.flatnonzero(owner == np.arange(n))
+    if len(first) == n:
+        return None
+    rank = np.empty(n, dtype=np.int64)
+    rank[first] = np.arange(len(first), dtype=np.int64)
+    inverse = rank[owner]
+    return _Duplicates(first, inverse, np.bincount(inverse).astype(np.int64))
+
+
 # ---------------------------------------------------------------------------------------------
 # 2-3. Prepared points and blocked distances
 
@@ -302,10 +343,15 @@ def _prepare_points(X: npt.NDArray[np.float64], metric: str) -> _Points:
     return _Points(exact, lhs, rhs, refine_below)
 
 
+def _block_size(n: int, block_rows: int) -> int:
+    """Rows per block: ``block_rows``, fewer if an (rows, n) float32 block would exceed
+    ``_BLOCK_MAX_BYTES``."""
+    return max(1, min(block_rows, _BLOCK_MAX_BYTES // max(1, 4 * n)))
+
+
 def _row_blocks(n: int, block_rows: int) -> Iterator[slice]:
-    """Slices of at most ``block_rows`` rows, fewer if an (rows, n) float32 block would
-    exceed ``_BLOCK_MAX_BYTES``."""
-    rows = max(1, min(block_rows, _BLOCK_MAX_BYTES // max(1, 4 * n)))
+    """Consecutive slices of ``_block_size(n, block_rows)`` rows covering ``range(n)``."""
+    rows = _block_size(n, block_rows)
     for start in range(0, n, rows):
         yield slice(start, min(start + rows, n))
 
@@ -354,8 +400,28 @@ def _refine(points: _Points, block: npt.NDArray[np.float32], rows: IntArray) -> 
 # 4-5. Core distances and mutual reachability
 
 
+def _kth_smallest(
+    block: npt.NDArray[np.float32], k: int, counts: IntArray | None
+) -> npt.NDArray[np.float32]:
+    """The k-th smallest entry of each row, each column counted ``counts[j]`` times.
+
+    Partitions ``block`` in place when every count is 1.
+    """
+    if counts is None:
+        block.partition(k - 1, axis=1)
+        return block[:, k - 1].copy()
+    # every column counts at least once, so the k smallest columns hold the answer
+    kk = min(k, block.shape[1])
+    cols = np.argpartition(block, kk - 1, axis=1)[:, :kk]
+    values = np.take_along_axis(block, cols, axis=1)
+    order = np.argsort(values, axis=1)
+    values = np.take_along_axis(values, order, axis=1)
+    reached = np.cumsum(counts[np.take_along_axis(cols, order, axis=1)], axis=1) >= k
+    return values[np.arange(len(values)), np.argmax(reached, axis=1)]
+
+
 def _core_sq_distances(
-    points: _Points, min_samples: int, block_rows: int
+    points: _Points, min_samples: int, block_rows: int, counts: IntArray | None = None
 ) -> npt.NDArray[np.float32]:
     """Squared core distance of every point, one row block at a time.
 
@@ -367,27 +433,26 @@ def _core_sq_distances(
     ----------
     points : _Points
     min_samples : int
-        1 <= min_samples <= n; the point itself counts as its own first neighbour.
+        1 <= min_samples <= total count; the point itself counts as its own first neighbour.
     block_rows : int
+    counts : ndarray of shape (n,), dtype int64, optional
+        How many rows each point stands for (exact duplicates); None for all ones.
 
     Returns
     -------
     ndarray of shape (n,), dtype float32
         The ``min_samples``-th smallest squared distance of each row (0 for min_samples=1).
     """
-    kth = min_samples - 1
     core = np.empty(points.n, dtype=np.float32)
     for rows in _row_blocks(points.n, block_rows):
-        block = _sq_distance_rows(points, rows)
-        block.partition(kth, axis=1)
-        core[rows] = block[:, kth]
+        core[rows] = _kth_smallest(_sq_distance_rows(points, rows), min_samples, counts)
     close = np.flatnonzero(core < 2 * points.refine_below).astype(np.int64)
-    for start in range(0, len(close), MAX_BLOCK_ROWS):
-        ids = close[start : start + MAX_BLOCK_ROWS]
+    step = _block_size(points.n, block_rows)
+    for start in range(0, len(close), step):
+        ids = close[start : start + step]
         block = _sq_distance_rows(points, ids)
         _refine(points, block, ids)
-        block.partition(kth, axis=1)
-        core[ids] = block[:, kth]
+        core[ids] = _kth_smallest(block, min_samples, counts)
     return core
 
 
@@ -442,7 +507,7 @@ def _mutual_reachability_rows(
 
 
 @dataclass(frozen=True)
-class _Edges:
+class _Path:
     """Prim's order ``order[0] = 0, order[1], ...`` and the weight ``weight[i]`` (float64,
     length n - 1) at which ``order[i + 1]`` joined the tree.
 
@@ -457,72 +522,75 @@ class _Edges:
     order: IntArray
     weight: npt.NDArray[np.float64]
 
-    @property
-    def a(self) -> IntArray:
-        return self.order[:-1]
 
-    @property
-    def b(self) -> IntArray:
-        return self.order[1:]
+def _prim(
+    points: _Points,
+    core: npt.NDArray[np.float32],
+    owner: IntArray | None = None,
+    batch: int = _PRIM_BATCH,
+) -> _Path:
+    """Prim's algorithm from point 0 on the squared mutual-reachability graph.
 
-
-def _prim(points: _Points, core: npt.NDArray[np.float32], batch: int = _PRIM_BATCH) -> _Edges:
-    """Prim's algorithm from vertex 0 on the squared mutual-reachability graph.
-
-    The vertices outside the tree are kept in ascending order with their best weight to the
+    The points outside the tree are kept in ascending order with their best weight to the
     tree (a dense vector), so ``argmin`` breaks ties by lowest index, as scikit-learn does.
-    Each step needs the new vertex's row of weights. Rows are computed by GEMM in batches:
-    when the new vertex has no cached row, rows are computed for it and for the ``batch - 1``
-    outside vertices with the smallest best weights, which are likely to join next; cached
-    rows still wanted are kept. In practice about 1.25 rows per vertex are computed, and a row
+    Each step needs the new point's row of weights. Rows are computed by GEMM in batches:
+    when the new point has no cached row, rows are computed for it and for the ``batch - 1``
+    outside points with the smallest best weights, which are likely to join next; cached
+    rows still wanted are kept. In practice about 1.25 rows per point are computed, and a row
     of a GEMM costs a fraction of a GEMV. Memory: ``4 * batch * n`` bytes of cached rows
     (``batch`` is lowered to keep that under ``_BLOCK_MAX_BYTES``).
+
+    Exact duplicates share one distinct row: a point's row of weights is its distinct row's
+    row, gathered through ``owner`` (the weight between two copies is their core distance,
+    which is what the distinct row holds at its own column).
 
     Parameters
     ----------
     points : _Points
-    core : ndarray of shape (n,), dtype float32
-        Squared core distances.
+        The distinct rows (u of them).
+    core : ndarray of shape (u,), dtype float32
+        Squared core distances of the distinct rows.
+    owner : ndarray of shape (n,), dtype int64, optional
+        The distinct row of each point; None when every point is its own row.
     batch : int
         Rows per GEMM.
 
     Returns
     -------
-    _Edges, weights in squared mutual reachability.
+    _Path over the n points, weights in squared mutual reachability.
     """
-    n = points.n
-    batch = max(2, min(batch, MAX_BLOCK_ROWS, _BLOCK_MAX_BYTES // max(1, 4 * n)))
+    owner = np.arange(points.n, dtype=np.int64) if owner is None else owner
+    n = len(owner)
+    batch = max(2, _block_size(points.n, batch))
     order = np.zeros(n, dtype=np.int64)
     weight = np.empty(max(n - 1, 0), dtype=np.float64)
     outside = np.arange(1, n, dtype=np.int64)
+    outside_row = owner[1:].copy()
     best = np.full(max(n - 1, 0), np.inf, dtype=np.float32)
-    cache = np.empty((min(batch, n), n), dtype=np.float32)
-    slot: dict[int, int] = {}  # vertex -> row of `cache`
+    cache = np.empty((min(batch, points.n), points.n), dtype=np.float32)
+    slot: dict[int, int] = {}  # distinct row -> row of `cache`
     v = 0
     for step in range(n - 1):
         m = n - 1 - step
-        if v not in slot:
+        row = int(owner[v])
+        if row not in slot:
             finite = np.flatnonzero(np.isfinite(best[:m]))
             if finite.size > batch - 1:
                 finite = finite[np.argpartition(best[finite], batch - 2)[: batch - 1]]
-            wanted = [v, *outside[finite].tolist()]
-            kept = {u: slot[u] for u in wanted if u in slot}
-            new = [u for u in wanted if u not in kept]
+            wanted = list(dict.fromkeys([row, *outside_row[finite].tolist()]))[: len(cache)]
+            kept = {r: slot[r] for r in wanted if r in slot}
+            new = [r for r in wanted if r not in kept]
             free = sorted(set(range(len(cache))) - set(kept.values()))[: len(new)]
             cache[free] = _mutual_reachability_rows(points, core, np.array(new, dtype=np.int64))
             slot = kept | dict(zip(new, free))
-        np.minimum(best[:m], cache[slot[v]].take(outside[:m]), out=best[:m])
+        np.minimum(best[:m], cache[slot[row]].take(outside_row[:m]), out=best[:m])
         j = int(np.argmin(best[:m]))
         v = int(outside[j])
         order[step + 1], weight[step] = v, best[j]
         outside[j : m - 1] = outside[j + 1 : m]
+        outside_row[j : m - 1] = outside_row[j + 1 : m]
         best[j : m - 1] = best[j + 1 : m]
-    return _Edges(order, weight)
-
-
-def _minimum_spanning_tree(points: _Points, min_samples: int, block_rows: int) -> _Edges:
-    """Prim's path over squared mutual reachability (core distances for ``min_samples``)."""
-    return _prim(points, _core_sq_distances(points, min_samples, block_rows))
+    return _Path(order, weight)
 
 
 def _to_metric(sq_chord: npt.NDArray[np.float64], metric: str) -> npt.NDArray[np.float64]:
@@ -551,13 +619,15 @@ class _Linkage:
     size: IntArray
 
 
-def _single_linkage(edges: _Edges, n: int) -> _Linkage:
-    """Merge the edges by increasing weight with union-find.
+def _single_linkage(path: _Path) -> _Linkage:
+    """Merge Prim's path edges ``(order[i], order[i + 1])`` by increasing weight (union-find).
 
     Sorted by numpy's default ``argsort``, as scikit-learn and the hdbscan package do, so
     tied weights merge in the same order as theirs.
     """
-    order = np.argsort(edges.weight)
+    n = len(path.order)
+    a, b = path.order[:-1], path.order[1:]
+    order = np.argsort(path.weight)
     parent = list(range(2 * n - 1))
     sizes = [1] * n + [0] * (n - 1)
     left = np.empty(n - 1, dtype=np.int64)
@@ -572,7 +642,7 @@ def _single_linkage(edges: _Edges, n: int) -> _Linkage:
             parent[x], x = root, parent[x]
         return root
 
-    for i, (ea, eb) in enumerate(zip(edges.a[order].tolist(), edges.b[order].tolist())):
+    for i, (ea, eb) in enumerate(zip(a[order].tolist(), b[order].tolist())):
         ra, rb = find(ea), find(eb)
         if ra == rb:
             raise AssertionError("minimum spanning tree edge closes a cycle")
@@ -580,7 +650,7 @@ def _single_linkage(edges: _Edges, n: int) -> _Linkage:
         parent[ra] = parent[rb] = node
         sizes[node] = sizes[ra] + sizes[rb]
         left[i], right[i], size[i] = ra, rb, sizes[node]
-    return _Linkage(left, right, edges.weight[order], size)
+    return _Linkage(left, right, path.weight[order], size)
 
 
 def _condense(linkage: _Linkage, min_cluster_size: int) -> CondensedTree:
@@ -881,9 +951,9 @@ def hdbscan(
     allow_single_cluster : bool, default False
         Let excess of mass pick the root, i.e. report everything as one cluster.
     block_rows : int, default 2048
-        Rows per distance block (1 to 4096); memory for distances is about
-        ``4 * block_rows * n_samples`` bytes (capped at 256 MiB) plus, for n_samples <= 8192,
-        a ``4 * n_samples**2`` byte mutual-reachability matrix.
+        Rows per distance block (1 to 4096): memory for distances is about
+        ``4 * block_rows * n_samples`` bytes, capped at 256 MiB, on top of about
+        ``16 * n_samples * n_features`` bytes of prepared data.
 
     Returns
     -------
@@ -919,12 +989,14 @@ def hdbscan(
         tree = CondensedTree(empty_i, empty_i, np.empty(0, dtype=np.float64), empty_i, n)
         return Clustering(np.full(n, -1, dtype=np.int64), np.zeros(n, dtype=np.float64), tree)
     k = min(min_samples or min_cluster_size, n)
-    points = _prepare_points(data, metric)
+    copies = _find_duplicates(data)
+    points = _prepare_points(data if copies is None else data[copies.first], metric)
     del data
-    edges = _minimum_spanning_tree(points, k, block_rows)
+    core = _core_sq_distances(points, k, block_rows, None if copies is None else copies.counts)
+    path = _prim(points, core, None if copies is None else copies.inverse)
     del points
-    edges = _Edges(edges.order, _to_metric(edges.weight, metric))
-    tree = _condense(_single_linkage(edges, n), min_cluster_size)
+    path = _Path(path.order, _to_metric(path.weight, metric))
+    tree = _condense(_single_linkage(path), min_cluster_size)
     if cluster_selection_method == "eom":
         selected = _select_eom(
             tree,
