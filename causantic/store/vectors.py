@@ -317,9 +317,11 @@ def current_chunks(
     for i in range(0, len(rowids), 500):
         batch = list(rowids[i : i + 500])
         marks = ",".join("?" * len(batch))
+        # `+model_id`: with a long IN list the planner would otherwise walk the model index,
+        # i.e. every row (all rows share one model), instead of looking rows up by rowid.
         for rowid, cid in conn.execute(
             f"SELECT chunk_rowid, chunk_id FROM {META_TABLE}"
-            f" WHERE chunk_rowid IN ({marks}) AND model_id = ?",
+            f" WHERE chunk_rowid IN ({marks}) AND +model_id = ?",
             (*batch, model_id),
         ):
             out[rowid] = cid
@@ -334,13 +336,13 @@ def mean_vectors(
     for i in range(0, len(chunk_ids), 500):
         batch = list(chunk_ids[i : i + 500])
         marks = ",".join("?" * len(batch))
-        sql = (
-            f"SELECT c.id, m.vector FROM chunks c JOIN {META_TABLE} m ON m.chunk_rowid = c.rowid"
-            f" WHERE c.id IN ({marks})"
+        sql = (  # CROSS JOIN keeps chunks (looked up by id) outermost; see current_chunks
+            f"SELECT c.id, m.vector FROM chunks c CROSS JOIN {META_TABLE} m"
+            f" ON m.chunk_rowid = c.rowid WHERE c.id IN ({marks})"
         )
         args: list[object] = list(batch)
         if model_id is not None:
-            sql += " AND m.model_id = ?"
+            sql += " AND +m.model_id = ?"
             args.append(model_id)
         for cid, blob in conn.execute(sql, args):
             out[cid] = blob
