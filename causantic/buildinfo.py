@@ -9,18 +9,20 @@ Nothing here is read unless asked: ``--version`` stays off every other command's
 from __future__ import annotations
 
 import argparse
-import json
+import os
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
-BUILD_INFO = Path(__file__).resolve().parent / "_build_info.json"
+BUILD_INFO_NAME = "_build_info.json"
 
 
 def build_info() -> dict[str, Any] | None:
     """The archive's build info, or None when not running from a built archive."""
+    import json
+
     try:
-        return json.loads(BUILD_INFO.read_bytes())
+        with open(os.path.join(os.path.dirname(__file__), BUILD_INFO_NAME), "rb") as f:
+            return json.loads(f.read())
     except (OSError, ValueError):
         return None
 
@@ -33,7 +35,8 @@ def version_line() -> str:
     from causantic import __version__
     from causantic.model import MODEL_ID
 
-    checkout = (BUILD_INFO.parent.parent / "pyproject.toml").is_file()
+    package = os.path.dirname(os.path.abspath(__file__))
+    checkout = os.path.isfile(os.path.join(os.path.dirname(package), "pyproject.toml"))
     where = "source checkout" if checkout else "installed package"
     return f"causantic {__version__} ({where}, model {MODEL_ID})"
 
