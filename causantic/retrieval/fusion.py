@@ -71,15 +71,16 @@ def rrf(lists: Sequence[tuple[str, Sequence[str]]], k: int = RRF_K) -> list[tupl
 _WORD_RE = re.compile(r"\w+")
 
 
-def shingles(text: str, n: int = SHINGLE_WORDS) -> frozenset[tuple[str, ...]]:
-    """The text's word n-grams (lower case, punctuation ignored)."""
+def shingles(text: str, n: int = SHINGLE_WORDS) -> frozenset[int]:
+    """Hashes of the text's word n-grams (lower case, punctuation ignored)."""
     return _shingles(_WORD_RE.findall(text.lower()), n)
 
 
-def _shingles(words: list[str], n: int = SHINGLE_WORDS) -> frozenset[tuple[str, ...]]:
+def _shingles(words: list[str], n: int = SHINGLE_WORDS) -> frozenset[int]:
+    # Hashes, not tuples: a tuple recomputes its hash on every set lookup.
     if len(words) < n:
-        return frozenset([tuple(words)]) if words else frozenset()
-    return frozenset(zip(*(words[i:] for i in range(n))))
+        return frozenset([hash(tuple(words))]) if words else frozenset()
+    return frozenset(map(hash, zip(*(words[i:] for i in range(n)))))
 
 
 def fingerprint(text: str) -> str:
@@ -91,13 +92,13 @@ def _fingerprint(words: list[str]) -> str:
     return hashlib.sha1(" ".join(words).encode()).hexdigest()
 
 
-def signature(text: str) -> tuple[str, frozenset[tuple[str, ...]]]:
+def signature(text: str) -> tuple[str, frozenset[int]]:
     """(fingerprint, shingles) of a text, reading its words once."""
     words = _WORD_RE.findall(text.lower())
     return _fingerprint(words), _shingles(words)
 
 
-def similar_text(candidate: frozenset[tuple[str, ...]], kept: frozenset[tuple[str, ...]]) -> bool:
+def similar_text(candidate: frozenset[int], kept: frozenset[int]) -> bool:
     """Whether a candidate's shingles repeat a kept text's (see the module docstring).
 
     Not symmetric: a candidate mostly contained in a kept text repeats it, but a candidate
@@ -105,6 +106,8 @@ def similar_text(candidate: frozenset[tuple[str, ...]], kept: frozenset[tuple[st
     """
     if len(candidate) < MIN_SHINGLES or len(kept) < MIN_SHINGLES:
         return False
+    if len(kept) < NEAR_DUP_CONTAINMENT * len(candidate):
+        return False  # too small to hold 90 % of the candidate, or 80 % of the union
     common = len(candidate & kept)
     if not common:
         return False
@@ -125,7 +128,7 @@ def drop_near_duplicates(
     """
     kept: list[T] = []
     prints: set[str] = set()
-    kept_shingles: list[frozenset[tuple[str, ...]]] = []
+    kept_shingles: list[frozenset[int]] = []
     kept_vecs: list[np.ndarray] = []
     for item in items:
         if keep is not None and len(kept) >= keep:
@@ -180,7 +183,7 @@ def select(
     free = np.ones(n, dtype=bool)
     picked: list[T] = []
     prints: set[str] = set()
-    picked_shingles: list[frozenset[tuple[str, ...]]] = []
+    picked_shingles: list[frozenset[int]] = []
     while len(picked) < limit and free.any():
         gain = lam * rel - (1.0 - lam) * max_sim
         gain[~free] = -np.inf

@@ -66,7 +66,7 @@ def prompt_recall(
     ]
     loaded = [h for h in load_hits(conn, scored) if h.session_id != exclude_session]
     loaded.sort(key=lambda h: -h.score)
-    chosen = dedupe(loaded)[:MAX_SHOWN]
+    chosen = dedupe(loaded, keep=MAX_SHOWN)
     if not chosen:
         return PromptRecall("", 0, best)
     title = "Possibly relevant memory from earlier sessions (keyword match; verify before relying on it):"
