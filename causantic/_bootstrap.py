@@ -163,7 +163,7 @@ def prepare_root(root, kind):
         check_private(root)
     home = os.path.dirname(os.path.dirname(root))
     if kind == "home" and not os.path.isdir(home):
-        raise Unusable(f"HOME {home} does not exist")  # never create someone's HOME
+        raise Unusable(f"HOME {home} is not a directory")  # never create someone's HOME
     try:
         os.makedirs(root, mode=0o700, exist_ok=True)
     except OSError as exc:

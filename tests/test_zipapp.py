@@ -410,6 +410,24 @@ def test_an_unsafe_temp_cache_dir_is_refused(archive: Path, tmp_path: Path, plan
         assert not [n for n in os.listdir(root) if n != ".lock"]
 
 
+def test_a_noexec_cache_is_refused_with_the_fix(archive: Path, tmp_path: Path):
+    """Native libraries cannot be loaded from a noexec mount (a common /tmp setting): say so
+    before extracting, and name the setting that fixes it."""
+    if os.geteuid() != 0:
+        pytest.skip("needs root to mount a noexec filesystem")
+    mount = tmp_path / "noexec"
+    mount.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "noexec,size=1m", "tmpfs", str(mount)],
+                      capture_output=True).returncode != 0:
+        pytest.skip("cannot mount a tmpfs here")
+    try:
+        line = one_line_error(run_pyz(archive, "--version", cache=mount / "cache"))
+        assert "noexec" in line and "CAUSANTIC_CACHE_DIR" in line
+        assert not [n for n in os.listdir(mount / "cache") if n != ".lock"]
+    finally:
+        subprocess.run(["umount", str(mount)], capture_output=True)
+
+
 def test_old_versions_and_stale_temporaries_are_cleaned_never_the_current(archive: Path,
                                                                          tmp_path: Path):
     cache = tmp_path / "cache"
