@@ -44,7 +44,18 @@ def cache_dir() -> Path:
     """Where benchmark databases and caches live (never inside the repository)."""
     override = os.environ.get("CAUSANTIC_BENCH_CACHE")
     folder = Path(override) if override else Path.home() / ".cache" / "causantic-bench"
-    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    return private_dir(folder)
+
+
+def private_dir(folder: Path) -> Path:
+    """Create ``folder`` and any missing parents as 0700 (mkdir's parents get the umask)."""
+    missing = []
+    for p in (folder, *folder.parents):
+        if p.exists():
+            break
+        missing.append(p)
+    for p in reversed(missing):
+        p.mkdir(mode=0o700, exist_ok=True)
     return folder
 
 
@@ -126,7 +137,9 @@ def corpus(n: int, *, vectors: bool = False) -> CorpusInfo:
     info = CorpusInfo(path, *counts, time.perf_counter() - started)
     doc = info.as_dict()
     del doc["path"]
-    info_path.write_text(json.dumps(doc) + "\n")
+    fd = os.open(info_path, os.O_CREAT | os.O_WRONLY | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as f:
+        f.write(json.dumps(doc) + "\n")
     return info
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import apsw
 import pytest
 
-from causantic.benchmark import WEIGHTS
+from causantic.benchmark import QUICK_CHAIN_QUERIES, QUICK_SAMPLES, WEIGHTS
 from causantic.cli import main
 
 from .conftest import SAMPLES
@@ -42,10 +42,11 @@ def test_shared_memory_scores_every_component_and_asks_for_vectors(
     assert vectors["points"] == 0
     sr = doc["self_retrieval"]
     assert sr["mode"] == "keyword" and "causantic embed" in (sr["notice"] or "")
-    assert sr["distinctive"]["queries"] >= 8 and sr["distinctive"]["rate"] >= 0.8
+    assert sr["samples"] == QUICK_SAMPLES
+    assert sr["distinctive"]["queries"] >= QUICK_SAMPLES - 1 and sr["distinctive"]["rate"] >= 0.8
     assert doc["chains"]["on_chain_share"] > 0.9 and doc["chains"]["mean_chain_length"] > 5
     assert doc["latency"]["search"]["n"] >= sr["distinctive"]["queries"]
-    assert doc["latency"]["recall"]["n"] == 3
+    assert doc["latency"]["recall"]["n"] == QUICK_CHAIN_QUERIES
 
 
 def test_same_seed_gives_the_same_answers(shared_db: Path, capsys: pytest.CaptureFixture[str]):
