@@ -3,8 +3,9 @@
 1. **Throughput.** The same real chunks (a seeded sample of the shared transcripts' chunks)
    embedded by the bare model (``Embedder.embed_windows`` in a loop) and by the pipeline
    (``embed_pending`` on a fresh copy of a database holding them: listing, reading, writing
-   in batches of 32 included), alternating, three rounds each, in this process. Word pieces
-   per second of both; the target is pipeline >= 85 % of bare.
+   in batches of 32 included), alternating, four rounds each, in this process. Word pieces
+   per second of both in their fastest round (other load only slows rounds down); the
+   target is pipeline >= 85 % of bare.
 2. **KNN at 100,000 vectors.** Random unit vectors, 20 projects of 5,000, in our vec0 table
    (project partition key, L2 on unit vectors). ``store.vectors.knn`` with the ``k`` that
    `vector_search` asks for a 10-result hybrid search (120 windows), with a project filter
@@ -93,7 +94,7 @@ def throughput(tiny: bool) -> dict[str, Any]:
     from causantic.store import open_store
 
     embedder = get_embedder()
-    rounds = 1 if tiny else 3
+    rounds = 1 if tiny else 4
     with tempfile.TemporaryDirectory(prefix="causantic-bv-") as tmp:
         folder = Path(tmp)
         db = _sample_db(6 if tiny else 120, folder)
@@ -116,16 +117,19 @@ def throughput(tiny: bool) -> dict[str, Any]:
                 report = embed_pending(store, embedder=embedder)
                 pipe.append(time.perf_counter() - t0)
             assert report.embedded == len(texts), report
+    # The fastest round of each: other processes on the machine only ever slow a round down.
     rows = []
     for name, secs in (("bare model (embed_windows loop)", bare), ("pipeline (embed_pending)", pipe)):
-        total = sum(secs)
-        rows.append({"path": name, "chunks": len(texts), "windows": windows, "rounds": rounds,
-                     "seconds (sum)": round(total, 2),
-                     "chunks/s": round(len(texts) * rounds / total, 2),
-                     "word pieces/s": round(pieces * rounds / total, 1)})
-    ratio = sum(bare) / sum(pipe)
-    print_table("Embedding throughput: pipeline vs bare model (same chunks, same run)", rows)
-    print(f"pipeline / bare = {ratio:.3f} (target >= {TARGETS['throughput_ratio']})\n")
+        best = min(secs)
+        rows.append({"path": name, "chunks": len(texts), "windows": windows, "word pieces": pieces,
+                     "rounds": rounds, "best s": round(best, 2),
+                     "chunks/s": round(len(texts) / best, 2),
+                     "word pieces/s": round(pieces / best, 1)})
+    ratio = min(bare) / min(pipe)
+    print_table("Embedding throughput: pipeline vs bare model (same chunks, same run, best round)",
+                rows)
+    print(f"pipeline / bare = {ratio:.3f} (target >= {TARGETS['throughput_ratio']}); "
+          f"all rounds (s): bare {[round(x, 2) for x in bare]}, pipeline {[round(x, 2) for x in pipe]}\n")
     return {"rows": rows, "ratio": round(ratio, 3), "per_round_seconds": {"bare": bare,
                                                                            "pipeline": pipe}}
 
