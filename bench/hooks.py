@@ -2,7 +2,8 @@
 
 Each sample is a fresh process with the hook JSON on stdin, timed from spawn to exit (what
 Claude Code waits for), on a database of 10,000 chunks from ``bench.corpus`` (the real
-transcripts, copied; ``tiny``: 300 chunks and fewer runs). Rows:
+transcripts, copied; ``tiny``: 300 chunks and fewer runs) with session states stored as
+ingest stores them. Rows:
 
 - ``session-start`` through ``python -m causantic`` (the installed package; what
   ``causantic install`` writes for a pip install), the console script, and the archive with
@@ -47,13 +48,14 @@ def run(tiny: bool = False) -> dict[str, Any]:
 
     runs = 3 if tiny else 20
     info = corpus(300 if tiny else 10_000)
-    project, cwd = _busiest_project(info.path)
     with tempfile.TemporaryDirectory(prefix="causantic-bench-hooks-") as tmp:
+        db = _with_session_states(info.path, Path(tmp) / "memory.db")
+        project, cwd = _busiest_project(db)
         env = _private_env(Path(tmp))
         payload = json.dumps({"session_id": "bench", "cwd": cwd, "source": "startup",
                               "hook_event_name": "SessionStart"})
         rows = []
-        for label, argv in _session_start_commands(info.path):
+        for label, argv in _session_start_commands(db):
             _time_process(argv, payload, env)  # warm-up: page cache, the archive's extraction
             samples = [_time_process(argv, payload, env) for _ in range(runs)]
             rows.append(_row(label, samples, output=_output_chars(argv, payload, env)))
@@ -151,6 +153,20 @@ def _output_chars(argv: list[str], payload: str, env: dict[str, str]) -> int:
     out = subprocess.run(argv, input=payload.encode(), capture_output=True, env=env, check=True)
     doc = json.loads(out.stdout)
     return len(doc["hookSpecificOutput"]["additionalContext"])
+
+
+def _with_session_states(source: Path, target: Path) -> Path:
+    """A copy of the corpus with every session's state stored, as ingest leaves a real store
+    (the synthetic corpus copies chunks only; without stored states the briefing computes
+    them on the fly, which is the fallback path, not the normal one)."""
+    from causantic.session_state import refresh
+    from causantic.store import open_store
+
+    shutil.copy2(source, target)
+    with open_store(target) as store, store.conn:
+        ids = [r[0] for r in store.conn.execute("SELECT DISTINCT session_id FROM chunks")]
+        refresh(store.conn, ids)
+    return target
 
 
 def _busiest_project(db: Path) -> tuple[str, str]:
