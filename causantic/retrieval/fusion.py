@@ -13,6 +13,10 @@ only inside `mmr`, which the vector and hybrid modes call with vectors already i
   ranked kept candidate has the same normalised text, or shares most of its word 5-gram
   shingles (Jaccard >= 0.8, or >= 0.9 of the candidate's own shingles: a summary repeating
   a chunk, the same tool output twice), or, with vectors, has cosine >= 0.97 with it.
+* Thin chunks (``/exit`` + "Bye!", ``/model`` + its echo: fewer than 20 words besides the
+  block labels) match short queries in both lists, since BM25 favours short texts and a
+  short text embeds close to any short question; their fused score is halved, so they rank
+  after substantive chunks but still answer when nothing else does.
 * MMR: picks results one by one maximising ``λ·relevance − (1−λ)·max cos(candidate, picked)``
   with relevance = fused score / best fused score and λ = 0.7 (the original causantic's
   default). Candidates without a vector count as novel.
@@ -39,6 +43,10 @@ NEAR_DUP_JACCARD = 0.8
 NEAR_DUP_CONTAINMENT = 0.9
 #: Below this many shingles a text is too short to call a near-duplicate (exact only).
 MIN_SHINGLES = 12
+#: A chunk with fewer words than this besides its block labels is "thin" (a bare slash
+#: command and its one-line echo, an interrupted one-liner); its fused score is scaled.
+THIN_WORDS = 20
+THIN_FACTOR = 0.5
 
 T = TypeVar("T")
 
@@ -69,6 +77,23 @@ def rrf(lists: Sequence[tuple[str, Sequence[str]]], k: int = RRF_K) -> list[tupl
 
 
 _WORD_RE = re.compile(r"\w+")
+_LABEL_RE = re.compile(r"^\[(?:User|Assistant|Summary|Tool:[^\]\n]*|Result:[^\]\n]*|Command[^\]\n]*"
+                       r"|interrupted by user|…continued)\]", re.M)
+
+
+def content_words(text: str, stop: int = THIN_WORDS) -> int:
+    """Words of a chunk besides its block labels, counted up to ``stop``."""
+    n = 0
+    for _ in _WORD_RE.finditer(_LABEL_RE.sub(" ", text[: stop * 40])):
+        n += 1
+        if n >= stop:
+            break
+    return n
+
+
+def is_thin(text: str) -> bool:
+    """Whether a chunk says too little to rank with substantive ones (module docstring)."""
+    return content_words(text) < THIN_WORDS
 
 
 def shingles(text: str, n: int = SHINGLE_WORDS) -> frozenset[int]:

@@ -2,7 +2,9 @@
 
 Modes: `keyword` (BM25 over FTS5), `vector` (KNN over chunk windows), `hybrid` (default: both
 lists fused by Reciprocal Rank Fusion, k = 60, then MMR diversification with the stored
-vectors; see `fusion`). Exact and near duplicates (the same tool output twice, a summary
+vectors; see `fusion`). Scores: BM25 (keyword), the best window's cosine (vector) or the
+RRF sum (hybrid), halved in the vector modes for "thin" chunks such as a bare `/exit` and
+its echo (`fusion.is_thin`). Exact and near duplicates (the same tool output twice, a summary
 repeating a chunk) are collapsed at read time so they do not crowd out the results (nothing is
 deleted). When the vector side cannot answer (no vectors yet, model or sqlite-vec missing,
 vectors from another model), `vector`/`hybrid` answer from keywords and say why in one line
@@ -19,7 +21,7 @@ import hashlib
 import re
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import apsw
@@ -131,7 +133,9 @@ def _with_vectors(
     else:
         ranked = fusion.rrf([("keyword", [r[0] for r in keyword[:depth]]),
                              ("vector", [cid for cid, _ in found.hits])])
-    hits = load_hits(store.conn, ranked)
+    hits = [replace(h, score=h.score * fusion.THIN_FACTOR) if fusion.is_thin(h.text) else h
+            for h in load_hits(store.conn, ranked)]
+    hits.sort(key=lambda h: -h.score)  # stable: ties keep the fused order
     vectors = chunk_vectors(store.conn, [h.chunk_id for h in hits])
     chosen = fusion.select(hits, limit, id_of=lambda h: h.chunk_id, score_of=lambda h: h.score,
                            text_of=_body, vectors=vectors)
