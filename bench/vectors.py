@@ -339,7 +339,8 @@ def memory(tiny: bool) -> dict[str, Any]:
 def run(tiny: bool = False) -> dict[str, Any]:
     """All four measurements; prints the tables and writes bench/results/vectors.json."""
     started = time.perf_counter()
-    result = {
+    load_before = os.getloadavg()
+    result: dict[str, Any] = {
         "memory": memory(tiny),  # first: the child RSS bound is exact for the first child
         "throughput": throughput(tiny),
         "knn": knn(tiny),
@@ -354,6 +355,9 @@ def run(tiny: bool = False) -> dict[str, Any]:
     }
     result["met"] = met
     result["seconds"] = round(time.perf_counter() - started, 1)
+    # Other processes on the machine inflate latencies: record how busy it was.
+    result["load_average_1m"] = {"before": round(load_before[0], 2),
+                                 "after": round(os.getloadavg()[0], 2)}
     print_table("Targets", [{"target": k, "value": v, "met": "yes" if met[k] else "NO"}
                             for k, v in TARGETS.items()])
     write_result("vectors", result, tiny)
