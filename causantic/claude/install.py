@@ -182,6 +182,12 @@ def plan_install(
             )
             servers[SERVER_NAME] = wanted
         changes.append(_change(cpath, cbefore, cdata, cafter, csummary))
+        if csummary:
+            notes.append(
+                f"A running Claude Code may rewrite {cpath.name} from memory: restart it now. "
+                "If `causantic doctor` later misses the MCP server, run the line "
+                "`causantic install --print` shows."
+            )
     else:
         notes.append(f"Register the MCP server yourself:\n  {mcp_add_line(db)}")
     return Plan(changes, notes)
