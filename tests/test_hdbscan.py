@@ -343,6 +343,28 @@ def test_prim_over_distinct_rows_equals_prim_over_all_rows() -> None:
     np.testing.assert_allclose(deduplicated.weight, direct.weight, rtol=1e-6)
 
 
+def test_dense_matrix_holds_the_same_weights_as_the_batched_rows() -> None:
+    X, _ = planted_sphere(400, k=5, d=24, seed=17)
+    X[50] = X[51]  # a duplicate pair: the refined rows must agree too
+    points = H._prepare_points(X.astype(np.float64), "euclidean")
+    mr, core = H._dense_mutual_reachability(points, 7, 64)
+    np.testing.assert_allclose(core, H._core_sq_distances(points, 7, 64), rtol=1e-6)
+    rows = H._mutual_reachability_rows(points, core, np.arange(400))
+    np.testing.assert_allclose(mr, rows, rtol=1e-6, atol=1e-7)
+    assert mr[50, 51] == mr[51, 50] == core[50]
+
+
+def test_dense_and_batched_prim_give_the_same_clustering(monkeypatch: pytest.MonkeyPatch) -> None:
+    """n <= 8192 keeps the whole matrix; larger n computes rows in batches. Same result."""
+    X, _ = planted_sphere(900, k=10, seed=18)
+    X = np.vstack([X, X[:30]])
+    dense = hdbscan(X, min_cluster_size=8)
+    monkeypatch.setattr(H, "_DENSE_MAX_BYTES", 0)
+    batched = hdbscan(X, min_cluster_size=8)
+    np.testing.assert_array_equal(batched.labels, dense.labels)
+    np.testing.assert_allclose(batched.probabilities, dense.probabilities, atol=1e-6)
+
+
 def test_metric_conversion_from_squared_chords() -> None:
     # unit vectors at 0, 90 and 180 degrees: squared chords 0, 2, 4
     sq = np.array([0.0, 2.0, 4.0])

@@ -23,10 +23,12 @@ parameters both share. Each stage is one private function:
    the point itself (see Notes of :func:`hdbscan`), by ``partition`` of row blocks.
 5. ``_mutual_reachability``: ``max(core(a), core(b), d(a, b))``.
 6. ``_prim``: Prim's algorithm from point 0 with a dense "best weight" vector over the points
-   outside the tree (ties go to the lowest index). The weight rows it needs are computed by
-   GEMM in batches of likely next vertices (``_PRIM_BATCH``) and cached, so about 1.25 n rows
-   are computed and memory is O(n d) plus ``4 * _PRIM_BATCH * n`` bytes; the n x n matrix is
-   never stored.
+   outside the tree (ties go to the lowest index). Up to n = 8192 (``_DENSE_MAX_BYTES``) the
+   whole float32 mutual-reachability matrix is built in the same GEMM pass as the core
+   distances (``_dense_mutual_reachability``), so Prim's loop makes no BLAS call. Beyond
+   that, the rows it needs are computed by GEMM in batches of likely next vertices
+   (``_PRIM_BATCH``) and cached: about 1.25 n rows are computed and memory is O(n d) plus
+   ``4 * _PRIM_BATCH * n`` bytes; the n x n matrix is never stored.
 7. ``_single_linkage``: Prim's path ``(order[i], order[i + 1], weight[i])`` sorted by weight
    and merged by union-find into a scipy-style linkage (node ``n + i`` is made by row ``i``).
    The path gives the same components at every threshold as the MST itself, and it is what
@@ -43,7 +45,8 @@ parameters both share. Each stage is one private function:
     lambda_max`` within the selected cluster).
 
 Memory is bounded by row blocks: ``4 * block_rows * n`` bytes of float32 distances (capped at
-``_BLOCK_MAX_BYTES``) on top of about ``16 * n * d`` bytes of prepared data.
+``_BLOCK_MAX_BYTES``) on top of about ``16 * n * d`` bytes of prepared data, plus the
+``4 * n**2`` byte matrix (at most 256 MiB) when n <= 8192.
 
 Distances and metrics
 ---------------------
@@ -112,6 +115,8 @@ _REFINE_RATIO = 2.0**-8
 _REFINE_CHUNK = 4096
 #: Rows of mutual reachability computed per GEMM in Prim's algorithm.
 _PRIM_BATCH = 512
+#: Up to this size (n <= 8192) the float32 n x n mutual-reachability matrix is kept whole.
+_DENSE_MAX_BYTES = 256 * 2**20
 
 IntArray = npt.NDArray[np.int64]
 
@@ -502,6 +507,34 @@ def _mutual_reachability_rows(
     return _mutual_reachability(block, core[rows], core, out=block)
 
 
+def _dense_mutual_reachability(
+    points: _Points, min_samples: int, block_rows: int, counts: IntArray | None = None
+) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.float32]]:
+    """The whole squared mutual-reachability matrix and the squared core distances, from one
+    pass of row-block GEMMs (for small n: Prim then needs no further GEMM).
+
+    Same values as :func:`_core_sq_distances` and :func:`_mutual_reachability_rows`.
+
+    Returns
+    -------
+    mr : ndarray of shape (n, n), dtype float32
+    core : ndarray of shape (n,), dtype float32
+    """
+    n = points.n
+    mr = np.empty((n, n), dtype=np.float32)
+    core = np.empty(n, dtype=np.float32)
+    for rows in _row_blocks(n, block_rows):
+        np.matmul(points.lhs[rows], points.rhs.T, out=mr[rows])
+        core[rows] = _kth_smallest(mr[rows].copy(), min_samples, counts)
+    for i in np.flatnonzero(core < 2 * points.refine_below).tolist():
+        ids = np.array([i], dtype=np.int64)
+        _refine(points, mr[i : i + 1], ids)
+        core[i] = _kth_smallest(mr[i : i + 1].copy(), min_samples, counts)[0]
+    for rows in _row_blocks(n, block_rows):
+        _mutual_reachability(mr[rows], core[rows], core, out=mr[rows])
+    return mr, core
+
+
 # ---------------------------------------------------------------------------------------------
 # 6. Minimum spanning tree (Prim)
 
@@ -528,17 +561,18 @@ def _prim(
     core: npt.NDArray[np.float32],
     owner: IntArray | None = None,
     batch: int = _PRIM_BATCH,
+    dense: npt.NDArray[np.float32] | None = None,
 ) -> _Path:
     """Prim's algorithm from point 0 on the squared mutual-reachability graph.
 
     The points outside the tree are kept in ascending order with their best weight to the
     tree (a dense vector), so ``argmin`` breaks ties by lowest index, as scikit-learn does.
-    Each step needs the new point's row of weights. Rows are computed by GEMM in batches:
-    when the new point has no cached row, rows are computed for it and for the ``batch - 1``
-    outside points with the smallest best weights, which are likely to join next; cached
-    rows still wanted are kept. In practice about 1.25 rows per point are computed, and a row
-    of a GEMM costs a fraction of a GEMV. Memory: ``4 * batch * n`` bytes of cached rows
-    (``batch`` is lowered to keep that under ``_BLOCK_MAX_BYTES``).
+    Each step needs the new point's row of weights: from ``dense`` if given, else computed
+    by GEMM in batches: when the new point has no cached row, rows are computed for it and
+    for the ``batch - 1`` outside points with the smallest best weights, which are likely to
+    join next; cached rows still wanted are kept. In practice about 1.25 rows per point are
+    computed, and a row of a GEMM costs a fraction of a GEMV. Memory: ``4 * batch * n`` bytes
+    of cached rows (``batch`` is lowered to keep that under ``_BLOCK_MAX_BYTES``).
 
     Exact duplicates share one distinct row: a point's row of weights is its distinct row's
     row, gathered through ``owner`` (the weight between two copies is their core distance,
@@ -554,6 +588,8 @@ def _prim(
         The distinct row of each point; None when every point is its own row.
     batch : int
         Rows per GEMM.
+    dense : ndarray of shape (u, u), dtype float32, optional
+        The precomputed squared mutual-reachability matrix.
 
     Returns
     -------
@@ -567,8 +603,12 @@ def _prim(
     outside = np.arange(1, n, dtype=np.int64)
     outside_row = owner[1:].copy()
     best = np.full(max(n - 1, 0), np.inf, dtype=np.float32)
-    cache = np.empty((min(batch, points.n), points.n), dtype=np.float32)
-    slot: dict[int, int] = {}  # distinct row -> row of `cache`
+    if dense is None:
+        cache = np.empty((min(batch, points.n), points.n), dtype=np.float32)
+        slot: dict[int, int] = {}  # distinct row -> row of `cache`
+    else:
+        cache = dense
+        slot = {r: r for r in range(points.n)}
     v = 0
     for step in range(n - 1):
         m = n - 1 - step
@@ -591,6 +631,20 @@ def _prim(
         outside_row[j : m - 1] = outside_row[j + 1 : m]
         best[j : m - 1] = best[j + 1 : m]
     return _Path(order, weight)
+
+
+def _prim_path(
+    points: _Points, min_samples: int, block_rows: int, copies: _Duplicates | None
+) -> _Path:
+    """Core distances and Prim's path: from a dense mutual-reachability matrix when it fits
+    in ``_DENSE_MAX_BYTES`` (one GEMM pass, no GEMM inside Prim's loop), else batched."""
+    counts = None if copies is None else copies.counts
+    owner = None if copies is None else copies.inverse
+    if 4 * points.n * points.n <= _DENSE_MAX_BYTES:
+        mr, core = _dense_mutual_reachability(points, min_samples, block_rows, counts)
+        return _prim(points, core, owner, dense=mr)
+    core = _core_sq_distances(points, min_samples, block_rows, counts)
+    return _prim(points, core, owner)
 
 
 def _to_metric(sq_chord: npt.NDArray[np.float64], metric: str) -> npt.NDArray[np.float64]:
@@ -953,7 +1007,8 @@ def hdbscan(
     block_rows : int, default 2048
         Rows per distance block (1 to 4096): memory for distances is about
         ``4 * block_rows * n_samples`` bytes, capped at 256 MiB, on top of about
-        ``16 * n_samples * n_features`` bytes of prepared data.
+        ``16 * n_samples * n_features`` bytes of prepared data; up to 8,192 distinct rows the
+        ``4 * n_samples**2`` byte mutual-reachability matrix is kept too.
 
     Returns
     -------
@@ -992,8 +1047,7 @@ def hdbscan(
     copies = _find_duplicates(data)
     points = _prepare_points(data if copies is None else data[copies.first], metric)
     del data
-    core = _core_sq_distances(points, k, block_rows, None if copies is None else copies.counts)
-    path = _prim(points, core, None if copies is None else copies.inverse)
+    path = _prim_path(points, k, block_rows, copies)
     del points
     path = _Path(path.order, _to_metric(path.weight, metric))
     tree = _condense(_single_linkage(path), min_cluster_size)
