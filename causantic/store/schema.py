@@ -237,3 +237,47 @@ def create_session_state(conn: apsw.Connection) -> None:
         END;
         """
     )
+
+
+@migration
+def create_topics(conn: apsw.Connection) -> None:
+    """Topics (issue 5; see `causantic.topics` and `causantic.store.topics`).
+
+    `topics` holds one row per topic of the last `causantic topics rebuild`: its name and
+    distinctive terms, and the unit centroid of its members' vectors (float32). Sizes, time
+    spans and projects are counted from the memberships when read, so forgetting chunks never
+    leaves stale counts or project names behind. `topic_members` maps a chunk to at most one
+    topic, with its HDBSCAN membership strength (NULL when it joined later, by nearest
+    centroid) and its angular distance (arccos(cos) / pi) to the centroid. Deleting a chunk
+    deletes its membership (foreign-key cascade); rewriting a chunk's text or project drops it
+    (its vector is dropped too, and the next embed assigns it again). `topic_build` is the one
+    row that says when and from what the topics were built.
+    """
+    conn.execute(
+        """
+        CREATE TABLE topics (
+            id INTEGER PRIMARY KEY,                -- 1 = largest when built
+            name TEXT NOT NULL,
+            terms TEXT NOT NULL DEFAULT '[]',      -- JSON: distinctive terms, best first
+            centroid BLOB NOT NULL                 -- float32[dim]: unit mean of its members
+        );
+        CREATE TABLE topic_members (
+            chunk_rowid INTEGER PRIMARY KEY REFERENCES chunks(rowid) ON DELETE CASCADE,
+            topic_id INTEGER NOT NULL REFERENCES topics(id) ON DELETE CASCADE,
+            probability REAL,                      -- NULL: joined by nearest centroid
+            distance REAL NOT NULL                 -- angular distance to the centroid
+        );
+        CREATE INDEX topic_members_by_topic ON topic_members(topic_id, distance);
+        CREATE TRIGGER chunks_topic_update AFTER UPDATE OF text, project ON chunks BEGIN
+            DELETE FROM topic_members WHERE chunk_rowid = old.rowid;
+        END;
+        CREATE TABLE topic_build (
+            id INTEGER PRIMARY KEY CHECK (id = 1),
+            built_at TEXT NOT NULL,
+            model_id TEXT NOT NULL,
+            chunks INTEGER NOT NULL,               -- vectors clustered
+            params TEXT NOT NULL DEFAULT '{}',     -- JSON: min_cluster_size, min_samples, ...
+            seconds REAL NOT NULL DEFAULT 0
+        );
+        """
+    )
