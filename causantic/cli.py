@@ -85,8 +85,11 @@ def report_line(report) -> str:  # type: ignore[no-untyped-def]
 
 
 def cmd_search(args: argparse.Namespace, settings: Settings) -> int:
+    from causantic.retrieval.expand import enabled
     from causantic.retrieval.search import search
     from causantic.store import open_store
+
+    expansion = enabled(settings.raw) if args.cluster_expansion is None else args.cluster_expansion
 
     with open_store(settings.db_path, readonly=True) as store:
         result = search(
@@ -96,6 +99,7 @@ def cmd_search(args: argparse.Namespace, settings: Settings) -> int:
             limit=args.limit,
             max_tokens=args.max_tokens or settings.max_tokens,
             mode=args.mode,
+            cluster_expansion=expansion,
         )
     _emit(args, result.as_dict(), result.text)
     return 0
@@ -264,6 +268,32 @@ def cmd_forget(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
+def cmd_topics(args: argparse.Namespace, settings: Settings) -> int:
+    from causantic.store import open_store
+    from causantic.topics import maps
+
+    action = getattr(args, "topics_command", None)
+    if action == "rebuild":
+        from causantic.topics.maintain import rebuild, topic_settings
+
+        config = topic_settings(settings.raw)
+        if not settings.db_path.exists():
+            raise CausanticError(f"no memory yet at {settings.db_path}; run `causantic ingest` first")
+        with open_store(settings.db_path) as store:
+            report = rebuild(store, settings=config)
+        _emit(args, {**report.as_dict(), "text": report.summary()}, report.summary())
+        return 0
+    with open_store(settings.db_path, readonly=True) as store:
+        if action == "show":
+            view = maps.show_topic(store.conn, args.id, project=args.project, limit=args.limit)
+            _emit(args, view.as_dict(), view.text)
+        else:
+            found = maps.list_topics(store.conn, project=args.project, sort=args.sort,
+                                     limit=args.limit)
+            _emit(args, found.as_dict(), found.text)
+    return 0
+
+
 def _hook_argv(argv: Sequence[str]) -> tuple[list[str], str | None] | None:
     """(hook args, --db) for `[--db PATH] hook EVENT ...`, parsed without argparse (hooks are
     a fast path: see causantic/claude/hooks.py); None for every other command line."""
@@ -348,6 +378,9 @@ def build_parser() -> argparse.ArgumentParser:
     query_options(p)
     p.add_argument("--mode", choices=("keyword", "vector", "hybrid"), default="hybrid",
                    help="retrieval mode (default hybrid: keywords and vectors fused)")
+    p.add_argument("--cluster-expansion", action=argparse.BooleanOptionalAction,
+                   help="hybrid: add topic siblings of the best hits (default: config "
+                   "[search] cluster_expansion, off)")
 
     p = command("stats", cmd_stats, "Counts of what is stored.", "causantic stats --json")
     p.add_argument("--json", action="store_true")
@@ -432,6 +465,31 @@ def build_parser() -> argparse.ArgumentParser:
                    help="fewer samples and a partial integrity check (seconds, not minutes)")
     p.add_argument("--samples", type=_positive, help="chunks to search for (default 40, quick 8)")
     p.add_argument("--json", action="store_true")
+
+    p = command("topics", cmd_topics,
+                "Topics: groups of similar chunks, named by their distinctive terms "
+                "(largest first; --sort recent for latest activity first).",
+                "causantic topics --project cli; causantic topics show 3; causantic topics rebuild")
+    p.add_argument("--project", help="only topics with chunks of this project (sizes count them)")
+    p.add_argument("--sort", choices=("size", "recent"), default="size",
+                   help="size (default): largest first; recent: latest activity first")
+    p.add_argument("--limit", type=_positive, help="most topics to list")
+    p.add_argument("--json", action="store_true", help="one JSON object")
+    topics_sub = p.add_subparsers(dest="topics_command", metavar="ACTION")
+    t = topics_sub.add_parser("rebuild", help="cluster every chunk vector into topics again",
+                              description="Cluster every chunk vector into topics (HDBSCAN) and "
+                              "replace the stored topics in one transaction.\n\nexample: "
+                              "causantic topics rebuild",
+                              formatter_class=argparse.RawDescriptionHelpFormatter)
+    t.add_argument("--json", action="store_true", help="print the report as JSON")
+    t = topics_sub.add_parser("show", help="a topic's chunks, oldest first",
+                              description="A topic's chunks, oldest first: header and first "
+                              "line of each.\n\nexample: causantic topics show 3 --limit 20",
+                              formatter_class=argparse.RawDescriptionHelpFormatter)
+    t.add_argument("id", type=_positive, metavar="ID", help="topic number (see `causantic topics`)")
+    t.add_argument("--project", help="only chunks of this project")
+    t.add_argument("--limit", type=_positive, default=50, help="most chunks (default 50)")
+    t.add_argument("--json", action="store_true", help="one JSON object")
 
     p = command("forget", cmd_forget, "Delete memory for good (previews unless --yes).",
                 'causantic forget --project cli --query "api key" --threshold 0.7')

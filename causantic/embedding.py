@@ -40,6 +40,7 @@ class EmbedReport:
     remaining: int = 0  # chunks still without vectors afterwards
     stale: int = 0  # chunks with vectors from another model afterwards
     swept: int = 0  # orphaned vec0 rows removed
+    topics_joined: int = 0  # new chunks that joined a topic (nearest centroid, threshold)
 
     @property
     def rate(self) -> float:
@@ -56,6 +57,7 @@ class EmbedReport:
             "chunks_per_second": round(self.rate, 2),
             "remaining": self.remaining,
             "stale": self.stale,
+            "topics_joined": self.topics_joined,
         }
 
 
@@ -71,6 +73,7 @@ def embed_pending(
     batch_size: int = DEFAULT_BATCH,
     limit: int | None = None,
     progress: Progress | None = None,
+    topic_threshold: float | None = None,
 ) -> EmbedReport:
     """Embed the chunks that have no vectors (``reindex``: vectors from another model).
 
@@ -88,6 +91,9 @@ def embed_pending(
         Embed at most this many chunks (the rest stay pending).
     progress : callable, optional
         Called after each batch with (done, total, seconds elapsed).
+    topic_threshold : float, optional
+        When given and topics exist, each newly embedded chunk joins the nearest topic
+        centroid within this angular distance (`causantic.topics.maintain.Assigner`).
 
     Raises
     ------
@@ -110,6 +116,11 @@ def embed_pending(
         if not store.load_vec():
             raise ModelUnavailable("the sqlite-vec extension cannot be loaded; vectors stay pending")
         vec_store.ensure_table(conn, embedder.dim)
+    assigner = None
+    if todo and topic_threshold is not None:
+        from causantic.topics.maintain import Assigner
+
+        assigner = Assigner.load(conn, model_id, topic_threshold)
     if store.load_vec():
         report.swept = vec_store.sweep_orphans(conn)
     for i in range(0, len(todo), batch_size):
@@ -126,6 +137,8 @@ def embed_pending(
                                         embedder.embed_windows(current[1]))
             )
         stored = vec_store.write_vectors(conn, items, embedder.model_id)
+        if assigner is not None and stored:
+            report.topics_joined += assigner.assign(conn, [it.rowid for it in items])
         report.embedded += stored
         report.skipped += len(batch) - stored
         report.windows += sum(len(it.windows) for it in items)
@@ -171,6 +184,8 @@ def summary(report: EmbedReport) -> str:
         if report.skipped:
             text += f"; {report.skipped} skipped (changed meanwhile)"
         text += "."
+    if report.topics_joined:
+        text += f" {report.topics_joined} joined a topic."
     if report.remaining:
         text += f" {report.remaining} chunks still without vectors."
     if report.stale:

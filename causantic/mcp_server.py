@@ -75,11 +75,13 @@ def build_server(settings: Settings) -> MCPServer:
         ] = "hybrid",
     ) -> str:
         """What do we know about X: past discussion, errors, decisions, files, commands, ranked by relevance. Not for "what happened last/recently" (use reconstruct) or "how did we get to X" (use recall)."""
+        from causantic.retrieval.expand import enabled
         from causantic.retrieval.search import search as run
 
         with _store(settings) as store:
             return run(store, query, project=project, limit=limit,
-                       max_tokens=budget(max_tokens), mode=mode).text
+                       max_tokens=budget(max_tokens), mode=mode,
+                       cluster_expansion=enabled(settings.raw)).text
 
     @tool("recall")
     def recall(
@@ -171,6 +173,22 @@ def build_server(settings: Settings) -> MCPServer:
 
         with _store(settings) as store:
             return render_stats(run(store.conn), str(settings.db_path))
+
+    @tool("topics")
+    def topics(
+        project: Project = None,
+        topic_id: Annotated[
+            int | None, Field(ge=1, description="Show this topic's chunks (ids from the list).")
+        ] = None,
+        limit: Annotated[int, Field(ge=1, le=200, description="Most topics (or chunks) to list.")] = 30,
+    ) -> str:
+        """The topic map of memory: groups of similar past work, each named by its distinctive terms, with size, time span and projects, largest first; with topic_id, that topic's chunks in time order. For an overview of what past work covered."""
+        from causantic.topics import maps
+
+        with _store(settings) as store:
+            if topic_id is not None:
+                return maps.show_topic(store.conn, topic_id, project=project, limit=limit).text
+            return maps.list_topics(store.conn, project=project, limit=limit).text
 
     @tool(
         "forget",

@@ -45,6 +45,7 @@ def run_embed(settings: Settings, *, progress: bool = False, reindex: bool = Fal
     Raises ModelUnavailable (a CausanticError) when the model or sqlite-vec cannot load.
     """
     from causantic.embedding import clear_line, embed_pending, progress_line
+    from causantic.topics.maintain import topic_settings
 
     with open_store(settings.db_path) as store:
         try:
@@ -54,6 +55,7 @@ def run_embed(settings: Settings, *, progress: bool = False, reindex: bool = Fal
                 reindex=reindex,
                 limit=limit,
                 progress=progress_line() if progress else None,
+                topic_threshold=topic_settings(settings.raw).threshold,
             )
         finally:
             if progress:

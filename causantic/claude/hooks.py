@@ -167,14 +167,17 @@ def _briefing(settings: Settings, project: str, session_id: str, max_chars: int)
     """The briefing text, or '' when memory holds nothing of this project."""
     from causantic.retrieval.reconstruct import briefing
     from causantic.store import open_store
+    from causantic.topics.maps import active_topics_line  # SQL only
 
     with open_store(settings.db_path, readonly=True) as store:
         conn = store.conn
         if conn.execute("SELECT 1 FROM chunks WHERE project = ? LIMIT 1", (project,)).fetchone() is None:
             return ""
-        text = briefing(conn, project, max_chars=max_chars - len(MORE),
+        topics = active_topics_line(conn, project)
+        topics = "\n\n" + topics if topics else ""
+        text = briefing(conn, project, max_chars=max_chars - len(MORE) - len(topics),
                         exclude_session=session_id or None).strip()
-    return text + MORE if text else ""
+    return text + topics + MORE if text else ""
 
 
 def clip(text: str, max_chars: int) -> str:

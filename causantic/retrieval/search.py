@@ -70,8 +70,12 @@ def search(
     max_tokens: int = 4000,
     mode: str = "hybrid",
     max_chars: int | None = None,
+    cluster_expansion: bool = False,
 ) -> SearchResult:
     """Find past work on a topic; see the module docstring.
+
+    ``cluster_expansion`` (hybrid mode only) adds the topic siblings of the best candidates
+    before MMR (`causantic.retrieval.expand`).
 
     Raises
     ------
@@ -94,7 +98,7 @@ def search(
     if notice is None:
         try:
             return _with_vectors(store, query, keyword, project, limit, mode,
-                                 max_tokens, max_chars, started)
+                                 max_tokens, max_chars, started, cluster_expansion)
         except VectorsUnavailable as exc:
             notice = str(exc)
     if mode == "vector":
@@ -117,6 +121,7 @@ def _with_vectors(
     max_tokens: int,
     max_chars: int | None,
     started: float,
+    cluster_expansion: bool = False,
 ) -> SearchResult:
     """The vector and hybrid modes (numpy imported here); raises VectorsUnavailable.
 
@@ -136,6 +141,10 @@ def _with_vectors(
     hits = [replace(h, score=h.score * fusion.THIN_FACTOR) if fusion.is_thin(h.text) else h
             for h in load_hits(store.conn, ranked)]
     hits.sort(key=lambda h: -h.score)  # stable: ties keep the fused order
+    if cluster_expansion and mode == "hybrid":
+        from causantic.retrieval.expand import expand
+
+        hits = expand(store.conn, hits, project=project)
     vectors = chunk_vectors(store.conn, [h.chunk_id for h in hits])
     chosen = fusion.select(hits, limit, id_of=lambda h: h.chunk_id, score_of=lambda h: h.score,
                            text_of=_body, vectors=vectors)
