@@ -149,6 +149,24 @@ def test_forget_removes_vectors(tmp_path: Path):
         assert conn.execute(windows, rowids).fetchone()[0] == 0
 
 
+def test_forget_removes_topic_memberships(shared_db_copy: Path):
+    """A forgotten chunk must not stay listed under its topic (`causantic topics show`)."""
+    db = shared_db_copy
+    with open_store(db) as store, store.conn:
+        conn = store.conn
+        conn.execute("INSERT INTO topics(id, name, centroid) VALUES (1, 'napoli things', x'00')")
+        conn.execute(
+            "INSERT INTO topic_members(chunk_rowid, topic_id, distance)"
+            " SELECT rowid, 1, 0.05 FROM chunks WHERE project = 'napoli-matcha'"
+        )
+    members = _count(db, "SELECT count(*) FROM topic_members")
+    with open_store(db) as store:
+        forget(store, session_id=NAPOLI_SESSION, dry_run=False)
+    assert _count(db, "SELECT count(*) FROM topic_members") == members - 33
+    assert _count(db, "SELECT count(*) FROM topic_members m LEFT JOIN chunks c"
+                      " ON c.rowid = m.chunk_rowid WHERE c.rowid IS NULL") == 0
+
+
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [

@@ -97,6 +97,8 @@ async def test_every_tool_answers_over_stdio(shared_db_copy: Path):
         assert not err and "fa812bfe" in text and len(text) < 600 * 4
         err, text = await call(session, "hook-status")
         assert not err and text.startswith("Hook status")
+        err, text = await call(session, "topics", project="spotter")
+        assert not err and text == cli_text(db, "topics", "--project", "spotter")
 
         # forget previews, then deletes only when told.
         err, text = await call(session, "forget", session_id=NAPOLI_SESSION)
