@@ -202,7 +202,12 @@ def _vector_scores(
 
 
 def _delete(conn: apsw.Connection, matches: list[Match], whole_sessions: list[str], reason: str) -> None:
-    """One transaction: vectors, chunks (cascades), tombstones, emptied session rows."""
+    """One transaction: vectors, chunks, tombstones, emptied session rows.
+
+    Deleting a chunk row takes with it, by trigger or foreign-key cascade: its FTS entry,
+    its edges, its vector bookkeeping row, its topic membership and its session's stored
+    state (recomputed on demand).
+    """
     from causantic.store import vectors
 
     rowids = [m.rowid for m in matches]
@@ -220,28 +225,12 @@ def _delete(conn: apsw.Connection, matches: list[Match], whole_sessions: list[st
             for i in range(0, len(whole_sessions), _BATCH):
                 batch = whole_sessions[i : i + _BATCH]
                 marks = ",".join("?" * len(batch))
-                for table in _session_tables(conn):
-                    conn.execute(f"DELETE FROM {table} WHERE session_id IN ({marks})", batch)
                 conn.execute(f"DELETE FROM sessions WHERE id IN ({marks})", batch)
         else:
             conn.executemany(
                 "INSERT OR IGNORE INTO forgotten(scope, key, reason) VALUES ('chunk', ?, ?)",
                 [(m.chunk_id, reason) for m in matches],
             )
-
-
-def _session_tables(conn: apsw.Connection) -> list[str]:
-    """Per-session tables besides `sessions` (session state, …): rows keyed by `session_id`."""
-    out = []
-    for (name,) in conn.execute(
-        "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
-        " AND name NOT IN ('chunks', 'sessions', 'files', 'forgotten')"
-        " AND name NOT LIKE 'chunks_fts%' AND sql NOT LIKE 'CREATE VIRTUAL%'"
-    ):
-        cols = {row[1] for row in conn.execute(f'PRAGMA table_info("{name}")')}
-        if "session_id" in cols:
-            out.append(name)
-    return out
 
 
 # -- text ----------------------------------------------------------------------------------

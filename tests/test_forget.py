@@ -57,6 +57,7 @@ def test_forgetting_a_session_removes_text_index_edges_and_survives_reingest(sha
     (a rebuild, a lost checkpoint) does not bring it back: the session tombstone holds."""
     db = shared_db_copy
     ids = [r for (r,) in _rows(db, "SELECT id FROM chunks WHERE session_id = ?", NAPOLI_SESSION)]
+    assert _count(db, "SELECT count(*) FROM session_state WHERE session_id = ?", NAPOLI_SESSION) == 1
     word = _rare_word(db, NAPOLI_SESSION)
     assert _fts_hits(db, word, NAPOLI_SESSION) > 0
     with open_store(db) as store:
@@ -69,6 +70,7 @@ def test_forgetting_a_session_removes_text_index_edges_and_survives_reingest(sha
     assert _count(db, f"SELECT count(*) FROM edges WHERE src IN ({marks}) OR dst IN ({marks})",
                   *ids, *ids) == 0
     assert _count(db, "SELECT count(*) FROM sessions WHERE id = ?", NAPOLI_SESSION) == 0
+    assert _count(db, "SELECT count(*) FROM session_state WHERE session_id = ?", NAPOLI_SESSION) == 0
     assert _count(db, "SELECT count(*) FROM forgotten WHERE scope = 'session' AND key = ?",
                   NAPOLI_SESSION) == 1
 

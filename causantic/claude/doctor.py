@@ -126,19 +126,16 @@ def _model(settings: Settings) -> Check:
 
 
 def _vectors(settings: Settings) -> Check:
-    from causantic.store.db import vec_extension_path
-
-    if vec_extension_path() is None:
-        return Check("vectors", "problem", "sqlite-vec is not installed: search is keyword-only")
     import apsw
+
+    from causantic.store.vectors import ensure_vec
 
     conn = apsw.Connection(":memory:")
     try:
-        conn.enable_load_extension(True)
-        conn.load_extension(vec_extension_path())
+        if not ensure_vec(conn):
+            return Check("vectors", "problem",
+                         "sqlite-vec is missing or does not load: search is keyword-only")
         version = conn.execute("SELECT vec_version()").fetchone()[0]
-    except apsw.Error as exc:
-        return Check("vectors", "problem", f"sqlite-vec does not load ({exc}): keyword-only search")
     finally:
         conn.close()
     return Check("vectors", "ok", f"sqlite-vec {version} loads")

@@ -254,7 +254,7 @@ def _merge_hooks(data: dict[str, Any], specs: list[HookSpec], db: str | None) ->
         groups = hooks.setdefault(spec.event, [])
         if not isinstance(groups, list):
             raise CausanticError(f'settings.json: hooks.{spec.event} is not a list; fix it by hand first')
-        ours = [g for g in groups if _group_has_ours(g)]
+        ours = [g for g in groups if _count_ours(g)]
         if ours == [group] and sum(_count_ours(g) for g in groups) == 1:
             continue
         existed = bool(ours)
@@ -309,10 +309,6 @@ def _count_ours(group: object) -> int:
     if not isinstance(group, dict) or not isinstance(group.get("hooks"), list):
         return 0
     return sum(1 for h in group["hooks"] if isinstance(h, dict) and is_ours(h.get("command")))
-
-
-def _group_has_ours(group: object) -> bool:
-    return _count_ours(group) > 0
 
 
 # -- files ---------------------------------------------------------------------------------
