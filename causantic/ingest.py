@@ -30,7 +30,7 @@ from causantic.errors import CausanticError, UsageError
 from causantic.linking import link_project_continuations, link_session
 from causantic.session_state import refresh as refresh_session_states
 from causantic.store import files as file_table
-from causantic.store.chunks import delete_from, insert_chunks
+from causantic.store.chunks import delete_from, forgotten_keys, insert_chunks
 from causantic.store.db import Store
 from causantic.store.sessions import SessionRow, get_session, upsert_session
 from causantic.transcripts.discover import TranscriptFile, agents_with_files, discover
@@ -245,8 +245,10 @@ def _write(
             file_id = file_table.ensure_file(
                 conn, path, tf.kind, tf.session_hint, tf.agent_id
             )
+            forgotten = forgotten_keys(conn, "session", [row.id for row in sessions])
             for row in sessions:
-                upsert_session(conn, row)
+                if row.id not in forgotten:  # a forgotten session stays gone, title included
+                    upsert_session(conn, row)
             # Sub-agent chunks take the project of the stored parent session.
             for sid in {c.session_id for c in chunks} - set(projects):
                 known = get_session(conn, sid)

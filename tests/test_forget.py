@@ -74,9 +74,11 @@ def test_forgetting_a_session_removes_text_index_edges_and_survives_reingest(sha
     assert _count(db, "SELECT count(*) FROM forgotten WHERE scope = 'session' AND key = ?",
                   NAPOLI_SESSION) == 1
 
-    _reingest(db, _session_file(db, NAPOLI_SESSION))
+    path = _session_file(db, NAPOLI_SESSION)
+    _reingest(db, path)
     assert _count(db, "SELECT count(*) FROM chunks WHERE session_id = ?", NAPOLI_SESSION) == 0
     assert _fts_hits(db, word, NAPOLI_SESSION) == 0
+    assert _count(db, "SELECT count(*) FROM sessions WHERE id = ?", NAPOLI_SESSION) == 0
 
 
 def test_time_range_forget_leaves_chunk_tombstones_and_keeps_the_rest(shared_db_copy: Path):
@@ -96,6 +98,7 @@ def test_time_range_forget_leaves_chunk_tombstones_and_keeps_the_rest(shared_db_
     assert _count(db, "SELECT count(*) FROM forgotten WHERE scope = 'chunk'") == inside
 
     _reingest(db, _session_file(db, NAPOLI_SESSION))
+    assert _count(db, "SELECT count(*) FROM sessions WHERE id = ?", NAPOLI_SESSION) == 1
     assert _count(db, "SELECT count(*) FROM chunks WHERE session_id = ?", NAPOLI_SESSION) == left
     assert _count(db, "SELECT count(*) FROM chunks WHERE session_id = ? AND start_time >= ?",
                   NAPOLI_SESSION, cut) == 0
