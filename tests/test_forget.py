@@ -148,6 +148,12 @@ def test_forget_removes_vectors(tmp_path: Path):
                    f" WHERE rowid / {vectors.WINDOW_SLOTS} IN ({marks})")
         assert conn.execute(meta, rowids).fetchone()[0] == len(rowids)
         assert conn.execute(windows, rowids).fetchone()[0] >= len(rowids)
+        # With vectors, a query selects by meaning (cosine of the best window).
+        preview = forget(store, query="the retry backoff test is flaky on CI", threshold=0.5)
+        assert preview.similarity == "vector" and preview.chunks >= 1
+        assert preview.matches[0].session_id == session
+        assert all(m.score is not None and m.score >= 0.5 for m in preview.matches)
+        assert "Similarity (vector cosine)" in preview.text
         result = forget(store, session_id=session, dry_run=False)
         assert result.chunks == len(rowids)
         assert conn.execute(meta, rowids).fetchone()[0] == 0
