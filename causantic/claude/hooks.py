@@ -174,7 +174,7 @@ def _briefing(settings: Settings, project: str, session_id: str, max_chars: int)
         if conn.execute("SELECT 1 FROM chunks WHERE project = ? LIMIT 1", (project,)).fetchone() is None:
             return ""
         topics = active_topics_line(conn, project)
-        topics = "\n\n" + topics if topics else ""
+        topics = "\n\n" + clip(topics, max_chars // 4) if topics else ""  # the briefing first
         text = briefing(conn, project, max_chars=max_chars - len(MORE) - len(topics),
                         exclude_session=session_id or None).strip()
     return text + topics + MORE if text else ""
