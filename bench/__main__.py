@@ -1,8 +1,11 @@
 """One entry point for every benchmark: ``python -m bench all|<area> ... [--tiny]``.
 
 An *area* is any module ``bench/<area>.py`` with a ``run(tiny=False) -> dict`` function
-(helpers such as ``common`` and ``corpus`` are not areas). Each area prints its tables and
-writes ``bench/results/<area>.json``; this runner also keeps the printed tables in
+(helpers such as ``common`` and ``corpus`` are not areas). Each area runs in a fresh process
+(``python -m bench --child AREA``), so one area's imports, caches and child-process memory
+peaks never leak into the next one's numbers; the runner reports each area's time and the
+peak memory of its process tree. Each area prints its tables and writes
+``bench/results/<area>.json``; this runner also keeps the printed tables in
 ``bench/results/<area>.md`` and regenerates ``bench/results/README.md`` from all of them,
 with the machine each ran on, so the summary always shows the latest run of every area.
 ``--tiny`` runs the same code on tiny sizes and writes nothing (the test suite does this).
@@ -13,14 +16,16 @@ from __future__ import annotations
 import importlib
 import io
 import json
+import os
 import pkgutil
+import subprocess
 import sys
 import time
 import traceback
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
-from bench.common import RESULTS_DIR, machine
+from bench.common import REPO_ROOT, RESULTS_DIR, machine
 
 #: Not areas: shared helpers and this runner.
 HELPERS = frozenset({"common", "corpus", "__main__", "__init__"})
@@ -44,37 +49,44 @@ def areas() -> list[str]:
     return sorted(found, key=lambda n: (rank.get(n, len(ORDER)), n))
 
 
-class _Tee(io.TextIOBase):
-    """Write to the real stdout and keep a copy."""
+def run_area(name: str, tiny: bool) -> tuple[dict[str, Any] | None, str, float, float]:
+    """Run one area in a fresh process, echoing its output.
 
-    def __init__(self, real: TextIO) -> None:
-        self.real = real
-        self.copy = io.StringIO()
-
-    def write(self, text: str) -> int:  # type: ignore[override]
-        self.real.write(text)
-        self.copy.write(text)
-        return len(text)
-
-    def flush(self) -> None:
-        self.real.flush()
-
-
-def run_area(name: str, tiny: bool) -> tuple[dict[str, Any] | None, str, float]:
-    """Run one area; returns (its result or None on failure, what it printed, seconds)."""
-    tee = _Tee(sys.stdout)
+    Returns (a small status dict, or None if it failed; what it printed; seconds; peak RSS
+    of the area's process tree in MB). A fresh process per area keeps imports, caches and
+    `RUSAGE_CHILDREN` peaks of one area out of the next one's numbers.
+    """
     started = time.perf_counter()
-    real = sys.stdout
-    sys.stdout = tee  # type: ignore[assignment]
+    args = [sys.executable, "-m", "bench", "--child", name] + (["--tiny"] if tiny else [])
+    proc = subprocess.Popen(args, stdout=subprocess.PIPE, text=True, cwd=REPO_ROOT,
+                            env=_child_env())
+    copy = io.StringIO()
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        sys.stdout.write(line)
+        sys.stdout.flush()
+        copy.write(line)
+    _, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    peak = round(usage.ru_maxrss / 1024.0, 1)
+    ok = proc.returncode == 0
+    return ({"exit": 0} if ok else None), copy.getvalue(), time.perf_counter() - started, peak
+
+
+def _child_env() -> dict[str, str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO_ROOT), env.get("PYTHONPATH")]))
+    return env
+
+
+def _child(name: str, tiny: bool) -> int:
+    """Inside the fresh process: import the area and run it."""
     try:
-        module = importlib.import_module(f"bench.{name}")
-        result = module.run(tiny=tiny)
-    except Exception:  # noqa: BLE001 - one broken area must not stop the others
-        print(f"### {name}: FAILED\n\n```\n{traceback.format_exc()}```\n")
-        result = None
-    finally:
-        sys.stdout = real
-    return result, tee.copy.getvalue(), time.perf_counter() - started
+        importlib.import_module(f"bench.{name}").run(tiny=tiny)
+    except Exception:  # noqa: BLE001 - reported as the area's failure, the runner goes on
+        print(f"### {name}: FAILED\n\n```\n{traceback.format_exc()}```\n", flush=True)
+        return 1
+    return 0
 
 
 def write_summary() -> Path:
@@ -87,6 +99,9 @@ def write_summary() -> Path:
         "numbers are in `<area>.json` beside this file.",
         "",
     ]
+    runs = RESULTS_DIR / "runs.md"
+    if runs.exists():
+        lines += [runs.read_text().strip(), ""]
     for name in areas():
         md = RESULTS_DIR / f"{name}.md"
         js = RESULTS_DIR / f"{name}.json"
@@ -117,6 +132,8 @@ def main(argv: list[str] | None = None) -> int:
     """Run the chosen areas; exit 1 if any failed, 2 on bad usage."""
     args = list(sys.argv[1:] if argv is None else argv)
     tiny = "--tiny" in args
+    if "--child" in args:
+        return _child(args[args.index("--child") + 1], tiny)
     names = [a for a in args if not a.startswith("-")]
     known = areas()
     if not names or names == ["list"]:
@@ -135,17 +152,23 @@ def main(argv: list[str] | None = None) -> int:
     failed = []
     timings = []
     for name in names:
-        result, printed, seconds = run_area(name, tiny)
-        timings.append({"area": name, "seconds": round(seconds, 1),
+        result, printed, seconds, peak = run_area(name, tiny)
+        timings.append({"area": name, "seconds": round(seconds, 1), "peak RSS MB": peak,
                         "status": "ok" if result is not None else "FAILED"})
         if result is None:
             failed.append(name)
         elif not tiny:
             RESULTS_DIR.mkdir(parents=True, exist_ok=True)
             (RESULTS_DIR / f"{name}.md").write_text(printed.strip() + "\n")
+    from bench.common import print_table
+
+    table = print_table("Benchmark areas run (each in a fresh process; peak RSS of its process "
+                        "tree)", timings)
     if not tiny:
+        RESULTS_DIR.mkdir(parents=True, exist_ok=True)
+        if len(names) == len(known):
+            (RESULTS_DIR / "runs.md").write_text(table)
         print(f"Summary written to {write_summary()}")
-    print("\n".join(f"{t['area']}: {t['status']} in {t['seconds']} s" for t in timings))
     return 1 if failed else 0
 
 

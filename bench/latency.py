@@ -15,6 +15,7 @@ recall/predict p95 < 100 ms, all at 100,000 chunks.
 from __future__ import annotations
 
 import importlib
+import os
 import random
 import sys
 from collections.abc import Callable
@@ -156,6 +157,7 @@ def run(tiny: bool = False) -> dict[str, Any]:
 
     sizes = (TINY_SIZE,) if tiny else SIZES
     repeats = 1 if tiny else REPEATS
+    load_before = os.getloadavg()[0]
     per_size: dict[str, Any] = {}
     rows = []
     for n in sizes:
@@ -178,8 +180,11 @@ def run(tiny: bool = False) -> dict[str, Any]:
                 "met": ("yes" if stats["p95_ms"] < target else "NO")
                 if stats and target and n == SIZES[-1] else "",
             })
-    print_table("Query latency (warm, in process; p50/p95 over queries x repeats)", rows)
-    payload = {"sizes": per_size, "targets_ms": TARGETS_MS, "repeats": repeats}
+    load = [round(load_before, 2), round(os.getloadavg()[0], 2)]
+    print_table("Query latency (warm, in process, every query embedded afresh; p50/p95 over "
+                f"queries x repeats; load average {load[0]} -> {load[1]})", rows)
+    payload = {"sizes": per_size, "targets_ms": TARGETS_MS, "repeats": repeats,
+               "load_avg_1min": load}
     write_result("latency", payload, tiny)
     return payload
 

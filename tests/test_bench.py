@@ -44,6 +44,15 @@ def test_area_runs_tiny_prints_a_table_and_writes_nothing(area: str, capsys: pyt
     assert _results_state() == before
 
 
+def test_runner_runs_an_area_in_a_fresh_process_and_echoes_its_tables(
+        capsys: pytest.CaptureFixture[str]):
+    before = _results_state()
+    assert bench_main(["locomo", "--tiny"]) == 0
+    out = capsys.readouterr().out
+    assert "LoCoMo (tiny)" in out and "| locomo |" in out
+    assert _results_state() == before
+
+
 def test_runner_usage_and_unknown_area(capsys: pytest.CaptureFixture[str]):
     assert bench_main([]) == 2
     assert bench_main(["no-such-area", "--tiny"]) == 2
@@ -61,12 +70,13 @@ def test_runner_reports_a_failing_area_and_keeps_going(monkeypatch: pytest.Monke
 
     def fake_run(name: str, tiny: bool):
         calls.append(name)
-        return (None if name == "ingest" else {"ok": True}), "", 0.0
+        return (None if name == "ingest" else {"ok": True}), "", 0.0, 1.0
 
     monkeypatch.setattr(runner, "run_area", fake_run)
     assert runner.main(["ingest", "latency", "--tiny"]) == 1
     assert calls == ["ingest", "latency"]
-    assert "ingest: FAILED" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "| ingest  |" in out and "FAILED" in out
 
 
 # -- the synthetic corpus ---------------------------------------------------------------------
