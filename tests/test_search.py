@@ -49,7 +49,7 @@ def test_hostile_query_text_never_raises(shared_db: Path, hostile: str):
 
 def test_fts_query_quotes_every_token_and_keeps_identifiers_whole():
     assert fts_query('fix "SQLITE_BUSY" in build_zipapp.py NEAR(') == (
-        '"fix" OR "sqlite_busy" OR "build_zipapp py" OR "near"'
+        'text : ("fix" OR "sqlite_busy" OR "build_zipapp py" OR "near")'
     )
     assert query_terms("how did we do it") == ["how", "did", "we", "do", "it"]  # all stop words
     assert fts_query("?!") is None

@@ -96,3 +96,16 @@ def test_write_lock_held_elsewhere_becomes_database_busy(tmp_path: Path, monkeyp
     finally:
         holder.kill()
         holder.wait()
+
+
+def test_reading_an_older_schema_upgrades_it_first(tmp_path: Path):
+    """A user's first command after an upgrade may be a read (search): it must not break."""
+    db = tmp_path / "memory.db"
+    _frozen(db, 1)
+    with open_store(db, readonly=True) as store:
+        assert schema_version(store.conn) == len(MIGRATIONS)
+        hit = store.conn.execute(
+            "SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH 'text : hello'"
+        ).fetchone()
+        assert hit[0] == 1
+    assert (tmp_path / "memory.db.bak-v1").exists()

@@ -46,28 +46,89 @@ def query_terms(text: str) -> list[str]:
 
 
 def fts_query(text: str) -> str | None:
-    """An FTS5 MATCH expression for user text, or None if it has no searchable word."""
-    terms = query_terms(text)
-    if not terms:
+    """An FTS5 MATCH expression over the `text` column, or None if nothing is searchable."""
+    return _match(query_terms(text))
+
+
+def _match(phrases: list[str], project: str | None = None) -> str | None:
+    if not phrases:
         return None
-    return " OR ".join('"' + t.replace('"', "") + '"' for t in terms[:32])
+    body = " OR ".join('"' + p.replace('"', "") + '"' for p in phrases[:32])
+    expr = f"text : ({body})"
+    if project:
+        expr += ' AND project : "' + project.replace('"', "") + '"'
+    return expr
 
 
 def keyword_search(
     conn: apsw.Connection, query: str, *, project: str | None = None, limit: int = 50
 ) -> list[KeywordHit]:
-    """Chunks matching the query by BM25, best first; [] when nothing matches."""
-    match = fts_query(query)
+    """Chunks matching the query by BM25, best first; [] when nothing matches.
+
+    Phrases are looked up in the FTS vocabulary first: phrases that occur nowhere are
+    dropped, and the most common ones are dropped while rarer ones remain (their BM25
+    weight is near zero anyway, and scoring every chunk that contains them is what makes a
+    large store slow). The project filter is part of the FTS5 query, so it costs a
+    posting-list intersection rather than a row read per match.
+    """
+    phrases = _informative(conn, query_terms(query))
+    match = _match(phrases, project)
     if match is None:
         return []
-    sql = (
-        "SELECT c.id, c.rowid, bm25(chunks_fts) AS s FROM chunks_fts"
-        " JOIN chunks c ON c.rowid = chunks_fts.rowid WHERE chunks_fts MATCH ?"
-    )
-    args: list[object] = [match]
-    if project:
-        sql += " AND c.project = ?"
-        args.append(project)
-    sql += " ORDER BY s LIMIT ?"
-    args.append(limit)
-    return [KeywordHit(cid, rowid, -score) for cid, rowid, score in conn.execute(sql, args)]
+    rows = conn.execute(
+        "SELECT rowid, rank FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY rank LIMIT ?",
+        (match, limit * 2 if project else limit),
+    ).fetchall()
+    if not rows:
+        return []
+    ranks = {rowid: rank for rowid, rank in rows}
+    marks = ",".join("?" * len(ranks))
+    found = conn.execute(
+        f"SELECT rowid, id, project FROM chunks WHERE rowid IN ({marks})", list(ranks)
+    ).fetchall()
+    hits = [
+        KeywordHit(cid, rowid, -ranks[rowid])
+        for rowid, cid, proj in found
+        if project is None or proj == project  # the FTS filter matches tokens; be exact
+    ]
+    hits.sort(key=lambda h: (-h.score, h.rowid))
+    return hits[:limit]
+
+
+# Scoring stops growing when the phrases kept match this many chunk postings in all.
+POSTINGS_BUDGET = 20_000
+
+
+def _informative(conn: apsw.Connection, phrases: list[str]) -> list[str]:
+    """The phrases worth matching, rarest first, within a postings budget (see above)."""
+    if len(phrases) <= 1:
+        return phrases
+    tokenize = _tokenizer(conn)
+    df: dict[str, int] = {}
+    for phrase in phrases:
+        stems = [t[2] for t in tokenize(phrase.encode(), apsw.FTS5_TOKENIZE_QUERY, None)]
+        counts = [_doc_count(conn, stem) for stem in stems] or [0]
+        df[phrase] = min(counts)
+    present = sorted((p for p in phrases if df[p] > 0), key=lambda p: (df[p], phrases.index(p)))
+    if not present:
+        return []
+    total = conn.execute("SELECT max(rowid) FROM chunks").fetchone()[0] or 1
+    budget = max(POSTINGS_BUDGET, total // 10)
+    kept: list[str] = []
+    used = 0
+    for p in present:
+        if kept and (used + df[p] > budget or df[p] > total // 2):
+            break
+        kept.append(p)
+        used += df[p]
+    return kept
+
+
+def _doc_count(conn: apsw.Connection, stem: str) -> int:
+    row = conn.execute("SELECT doc FROM chunks_fts_vocab WHERE term = ?", (stem,)).fetchone()
+    return int(row[0]) if row else 0
+
+
+def _tokenizer(conn: apsw.Connection):  # type: ignore[no-untyped-def]
+    """The same tokenizer as the FTS table (porter over unicode61), to find its stems."""
+    return conn.fts5_tokenizer("porter", ["unicode61"])

@@ -131,4 +131,4 @@ def _idf(df: int, total: int) -> float:
 
 
 def _phrase(term: str) -> str:
-    return '"' + term.replace('"', "") + '"'
+    return 'text : "' + term.replace('"', "") + '"'

@@ -85,9 +85,14 @@ def search(
     if mode not in MODES:
         raise UsageError(f"unknown search mode {mode!r}; use one of {', '.join(MODES)}")
     pool = max(50, limit * 5)
+    # Keyword-only answers need just enough spare candidates to replace duplicates;
+    # fetching (and reading the text of) 50 rows was a third of its time at 100k chunks.
     keyword = [
         (h.chunk_id, h.score, ("keyword",))
-        for h in keyword_search(store.conn, query, project=project, limit=pool)
+        for h in keyword_search(
+            store.conn, query, project=project,
+            limit=max(limit * 3, 15) if mode == "keyword" else pool,
+        )
     ] if mode != "vector" else []
     if mode == "keyword":
         hits = dedupe(load_hits(store.conn, keyword), keep=limit)

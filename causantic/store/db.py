@@ -132,9 +132,15 @@ def _connect(path: Path, readonly: bool) -> Store:
 
             migrate(conn, path)
         else:
-            from causantic.store.schema import check_version
+            from causantic.store.schema import check_version, needs_migration
 
             check_version(conn, path)
+            if needs_migration(conn):
+                # An older file opened for reading: upgrade it once (with its backup), then
+                # read. Queries are written for the current schema only.
+                conn.close()
+                _connect(path, readonly=False).close()
+                return _connect(path, readonly=True)
     except apsw.BusyError as exc:
         conn.close()
         raise busy_error(path) from exc

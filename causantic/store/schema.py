@@ -133,6 +133,10 @@ def schema_version(conn: apsw.Connection) -> int:
     return int(conn.execute("PRAGMA user_version").fetchone()[0])
 
 
+def needs_migration(conn: apsw.Connection) -> bool:
+    return schema_version(conn) < len(MIGRATIONS)
+
+
 def check_version(conn: apsw.Connection, path: Path) -> None:
     """For read-only opens: refuse files from a newer causantic, accept older ones."""
     if schema_version(conn) > len(MIGRATIONS):
@@ -279,5 +283,41 @@ def create_topics(conn: apsw.Connection) -> None:
             params TEXT NOT NULL DEFAULT '{}',     -- JSON: min_cluster_size, min_samples, ...
             seconds REAL NOT NULL DEFAULT 0
         );
+        """
+    )
+
+
+@migration
+def index_project_in_fts(conn: apsw.Connection) -> None:
+    """Index each chunk's project as a second FTS5 column so a project filter is a posting-list
+    intersection inside FTS5 instead of a join that reads every matching chunk row (the join
+    made keyword search take 100-300 ms at 100,000 chunks). BM25 ranks by the text column
+    only (`rank` is configured as bm25(1.0, 0.0)); user text is matched against `text` only.
+    """
+    conn.execute(
+        """
+        DROP TRIGGER chunks_fts_insert;
+        DROP TRIGGER chunks_fts_delete;
+        DROP TRIGGER chunks_fts_update;
+        DROP TABLE chunks_fts_vocab;
+        DROP TABLE chunks_fts;
+        CREATE VIRTUAL TABLE chunks_fts USING fts5(
+            text, project, content='chunks', content_rowid='rowid', tokenize='porter unicode61'
+        );
+        INSERT INTO chunks_fts(chunks_fts, rank) VALUES ('rank', 'bm25(1.0, 0.0)');
+        CREATE TRIGGER chunks_fts_insert AFTER INSERT ON chunks BEGIN
+            INSERT INTO chunks_fts(rowid, text, project) VALUES (new.rowid, new.text, new.project);
+        END;
+        CREATE TRIGGER chunks_fts_delete AFTER DELETE ON chunks BEGIN
+            INSERT INTO chunks_fts(chunks_fts, rowid, text, project)
+            VALUES ('delete', old.rowid, old.text, old.project);
+        END;
+        CREATE TRIGGER chunks_fts_update AFTER UPDATE OF text, project ON chunks BEGIN
+            INSERT INTO chunks_fts(chunks_fts, rowid, text, project)
+            VALUES ('delete', old.rowid, old.text, old.project);
+            INSERT INTO chunks_fts(rowid, text, project) VALUES (new.rowid, new.text, new.project);
+        END;
+        CREATE VIRTUAL TABLE chunks_fts_vocab USING fts5vocab(chunks_fts, 'row');
+        INSERT INTO chunks_fts(chunks_fts) VALUES ('rebuild');
         """
     )
