@@ -117,8 +117,8 @@ def run(tiny: bool = False) -> dict[str, Any]:
     from bench.corpus import corpus
 
     size = 300 if tiny else 10_000
-    spawns = 2 if tiny else 5
-    calls = 10 if tiny else 100
+    spawns = 1 if tiny else 5
+    calls = 4 if tiny else 100
     plain = corpus(size)
     with_vectors = corpus(size, vectors=True)
     with tempfile.TemporaryDirectory(prefix="causantic-bench-mcp-") as tmp:
