@@ -6,16 +6,19 @@ for apsw, numpy, onnxruntime or mcp.
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from causantic.config import Settings, load_settings
 from causantic.errors import CausanticError
 
-Handler = Callable[[argparse.Namespace, Settings], int]
+if TYPE_CHECKING:
+    import argparse  # imported where used: hooks dispatch before any parsing (main)
+
+Handler = Callable[["argparse.Namespace", Settings], int]
 
 
 # -- handlers ------------------------------------------------------------------------------
@@ -320,6 +323,8 @@ def _emit(args: argparse.Namespace, payload: dict[str, object], text: str) -> No
 
 
 def _positive(value: str) -> int:
+    import argparse
+
     try:
         n = int(value)
     except ValueError:
@@ -330,6 +335,8 @@ def _positive(value: str) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    import argparse
+
     parser = argparse.ArgumentParser(
         prog="causantic",
         description="Long-term memory for Claude Code: ingest transcripts, search and recall them.",
