@@ -85,6 +85,18 @@ def test_session_start_skips_the_session_that_is_starting(shared_db: Path):
     assert "spotter" in title and SPOTTER_NEWEST[:8] not in title, title
 
 
+def test_session_start_names_the_active_topics(shared_db_copy: Path):
+    """With a topic map, the briefing says which topics the project's recent work is in."""
+    with open_store(shared_db_copy) as store, store.conn:
+        store.conn.execute("INSERT INTO topics(id, name, centroid) VALUES (7, 'liveview transcript"
+                           " rendering', x'00')")
+        store.conn.execute("INSERT INTO topic_members(chunk_rowid, topic_id, distance)"
+                           " SELECT rowid, 7, 0.05 FROM chunks WHERE project = 'spotter'")
+    context = context_of(hook("session-start", json.dumps({"cwd": SPOTTER_CWD}),
+                              "--db", str(shared_db_copy)), "SessionStart")
+    assert "Active topics: liveview transcript rendering (#7" in context
+
+
 def test_session_start_respects_a_smaller_cap_and_the_text_format(shared_db: Path,
                                                                   private_home: Path):
     write_config(private_home, '[hooks]\nsession_start_chars = 1200\nsession_start_output = "text"\n')

@@ -177,17 +177,29 @@ def _briefing(settings: Settings, project: str, session_id: str, max_chars: int)
     """The briefing text, or '' when memory holds nothing of this project."""
     from causantic.retrieval.reconstruct import briefing
     from causantic.store import open_store
-    from causantic.topics.maps import active_topics_line  # SQL only
 
     with open_store(settings.db_path, readonly=True) as store:
         conn = store.conn
         if conn.execute("SELECT 1 FROM chunks WHERE project = ? LIMIT 1", (project,)).fetchone() is None:
             return ""
-        topics = active_topics_line(conn, project)
-        topics = "\n\n" + clip(topics, max_chars // 4) if topics else ""  # the briefing first
+        topics = ""
+        if _has_topics(conn):  # the topic map module costs ~4 ms to import: only when used
+            from causantic.topics.maps import active_topics_line  # SQL only
+
+            topics = active_topics_line(conn, project)
+            topics = "\n\n" + clip(topics, max_chars // 4) if topics else ""  # briefing first
         text = briefing(conn, project, max_chars=max_chars - len(MORE) - len(topics),
                         exclude_session=session_id or None).strip()
     return text + topics + MORE if text else ""
+
+
+def _has_topics(conn: Any) -> bool:
+    import apsw
+
+    try:
+        return conn.execute("SELECT 1 FROM topic_members LIMIT 1").fetchone() is not None
+    except apsw.SQLError:  # a database from before topics existed
+        return False
 
 
 def clip(text: str, max_chars: int) -> str:
