@@ -61,8 +61,8 @@ DEFAULT_THRESHOLD = 0.10
 MAX_SHARE = 0.10
 MAX_DEPTH = 6
 #: Texts read per topic for naming (nearest the centroid first), and unassigned texts.
-NAME_SAMPLE = 300
-BACKGROUND_SAMPLE = 3000
+NAME_SAMPLE = 150
+BACKGROUND_SAMPLE = 2000
 
 
 @dataclass(frozen=True)

@@ -39,9 +39,11 @@ BACKGROUND = -1
 _LABEL_RE = re.compile(
     r"^\[(?:User|Assistant|Summary|Tool:[^\]\n]*|Result:[^\]\n]*|Command[^\]\n]*"
     r"|interrupted by user|…continued|… [^\]\n]*)\]", re.M)
-_NOISE_RE = re.compile(
-    r"\[REDACTED:[^\]]*\]|\x1b\[[0-9;]*[A-Za-z]|\b[a-z][a-z0-9+.-]*://\S+|(?:[\w.~-]*/)+")
+_NOISE_RE = re.compile(r"\[REDACTED:[^\]]*\]|\x1b\[[0-9;]*[A-Za-z]|\b[a-z][a-z0-9+.-]*://\S+")
+#: The directories of a path (the lookbehind makes a failed try cost one step inside words).
+_DIRS_RE = re.compile(r"(?<![\w.~/-])(?:[\w.~-]*/)+")
 _TOKEN_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:[.\-][A-Za-z0-9_]+)*")
+_DIGITS_RE = re.compile(r"[0-9]")
 _HEX_RE = re.compile(r"^[0-9a-f]{7,}$")
 
 STOP_WORDS = frozenset("""
@@ -75,24 +77,39 @@ class TopicName:
 
 def tokens(text: str) -> list[str]:
     """The distinct candidate terms of a chunk's text, in their first spelling (module doc)."""
-    return list(_terms(text).values())
+    return list(_terms(text, {}).values())
 
 
-def _terms(text: str) -> dict[str, str]:
-    """lower-case term -> its first spelling in the text, for each distinct candidate term."""
+def _terms(text: str, memo: dict[str, str]) -> dict[str, str]:
+    """lower-case term -> its first spelling in the text, for each distinct candidate term.
+
+    ``memo`` maps a token to its lower case ('' = rejected): vocabularies repeat across
+    chunks, so each distinct token is judged once per naming run.
+    """
     text = _NOISE_RE.sub(" ", _LABEL_RE.sub(" ", text[:MAX_CHARS]))
+    if "/" in text:
+        text = _DIRS_RE.sub(" ", text)
     out: dict[str, str] = {}
-    for tok in set(_TOKEN_RE.findall(text)):  # each distinct token is judged once
-        if not 3 <= len(tok) <= 40:
-            continue
-        low = tok.lower()
-        if low in STOP_WORDS or low.startswith("redacted") or low in out:
-            continue
-        digits = sum(ch.isdigit() for ch in tok)
-        if digits and (digits * 3 > len(tok) or _HEX_RE.match(low)):
-            continue
-        out[low] = tok
+    for tok in set(_TOKEN_RE.findall(text)):
+        low = memo.get(tok)
+        if low is None:
+            low = memo[tok] = _judge(tok)
+        if low:
+            out.setdefault(low, tok)
     return out
+
+
+def _judge(tok: str) -> str:
+    """The token's lower case if it can be a term, else ''."""
+    if not 3 <= len(tok) <= 40:
+        return ""
+    low = tok.lower()
+    if low in STOP_WORDS or low.startswith("redacted"):
+        return ""
+    digits = len(_DIGITS_RE.findall(tok))
+    if digits and (digits * 3 > len(tok) or _HEX_RE.match(low)):
+        return ""
+    return low
 
 
 def name_topics(
@@ -114,16 +131,17 @@ def name_topics(
     """
     doc_freq: dict[int, Counter[str]] = {}
     sizes: dict[int, int] = {}
-    spelling: dict[str, Counter[str]] = {}
+    other_spellings: dict[str, Counter[str]] = {}  # term -> its spellings other than lower case
+    memo: dict[str, str] = {}
     for label, texts in classes.items():
         df: Counter[str] = Counter()
         n = 0
         for text in texts:
             n += 1
-            seen = _terms(text)
-            for low, tok in seen.items():
-                spelling.setdefault(low, Counter())[tok] += 1
+            seen = _terms(text, memo)
             df.update(seen.keys())
+            for low, tok in [lt for lt in seen.items() if lt[0] != lt[1]]:
+                other_spellings.setdefault(low, Counter())[tok] += 1
         doc_freq[label], sizes[label] = df, n
     total: Counter[str] = Counter()
     for df in doc_freq.values():
@@ -141,9 +159,17 @@ def name_topics(
             key=lambda st: (-st[0], st[1]),
         )
         picked = _distinct((t for _, t in scored), terms)
-        shown = [spelling[t].most_common(1)[0][0] for t in picked]
+        shown = [_spelling(t, total[t], other_spellings.get(t)) for t in picked]
         out[label] = TopicName(", ".join(shown[:name_terms]) or "(untitled)", shown)
     return out
+
+
+def _spelling(term: str, chunks: int, others: Counter[str] | None) -> str:
+    """The most frequent spelling of a term (per chunk; ties: lower case first)."""
+    if not others:
+        return term
+    best, count = others.most_common(1)[0]
+    return best if count > chunks - sum(others.values()) else term
 
 
 def _distinct(ranked: Iterable[str], k: int) -> list[str]:
