@@ -119,7 +119,8 @@ def stats(conn: apsw.Connection) -> dict[str, object]:
         "chunks": one("SELECT count(*) FROM chunks"),
         "edges": one("SELECT count(*) FROM edges"),
         "vectors": _count_vectors(conn, tables),
-        "clusters": one("SELECT count(*) FROM topics") if "topics" in tables else 0,
+        "clusters": (one("SELECT count(DISTINCT topic_id) FROM topic_members")  # non-empty topics
+                     if "topic_members" in tables else 0),
         "projects": one("SELECT count(DISTINCT project) FROM chunks"),
         "subagent_chunks": one("SELECT count(*) FROM chunks WHERE agent_id != ''"),
         "redactions": one("SELECT coalesce(sum(redactions), 0) FROM chunks"),

@@ -281,6 +281,12 @@ def rebuild(
     started = time.perf_counter()
     snapshot = topic_store.all_vectors(conn, model_id)
     if not snapshot:
+        from causantic.store.vectors import META_TABLE, other_model, table_exists
+
+        other = other_model(conn, model_id) if table_exists(conn, META_TABLE) else None
+        if other is not None:
+            raise CausanticError(f"the stored vectors come from model {other}, not {model_id}: "
+                                 "run `causantic reindex`, then `causantic topics rebuild`")
         raise CausanticError("no chunk vectors yet: run `causantic embed` (or `causantic "
                              "ingest`), then `causantic topics rebuild`")
     rowids = np.array([r for r, _, _ in snapshot], dtype=np.int64)
