@@ -252,3 +252,20 @@ def test_doctor_reports_problems_then_health(claude_home: dict[str, Path]):
     assert levels["database"] == levels["hooks"] == levels["mcp"] == "ok", report["text"]
     assert levels["transcripts"] == "ok"
     assert (well.returncode == 0) is report["healthy"]
+
+
+def test_doctor_notices_a_moved_archive_and_disabled_hooks(claude_home: dict[str, Path]):
+    """Hooks that point at an archive that is gone fail silently in Claude Code: say so."""
+    data = copy.deepcopy(THEIR_SETTINGS)
+    data["disableAllHooks"] = True
+    for event, name in (("SessionStart", "session-start"), ("PreCompact", "pre-compact"),
+                        ("SessionEnd", "session-end")):
+        data["hooks"].setdefault(event, []).append({"hooks": [{
+            "type": "command", "timeout": 10,
+            "command": f"{PYTHON} -S /gone/causantic.pyz hook {name}"}]})
+    claude_home["settings"].write_text(json.dumps(data))
+    report = json.loads(_causantic("doctor", "--json", check=False).stdout)
+    hooks = [c["message"] for c in report["checks"] if c["name"] == "hooks"]
+    assert any("disableAllHooks" in m for m in hooks)
+    assert sum("/gone/causantic.pyz does not exist" in m for m in hooks) == 3
+    assert report["healthy"] is False
