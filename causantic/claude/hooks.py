@@ -268,11 +268,10 @@ def background_ingest(payload: dict[str, Any], settings: Settings, event: str) -
     path = Path(os.path.expanduser(raw)).absolute()
     if not path.is_file():
         raise HookInputError(f"transcript not found: {path}")
-    argv = worker_command(settings, event, path, _str(payload.get("session_id")),
-                          _str(payload.get("cwd")))
-    pid = spawn_detached(argv, status.log_path(settings.home))
+    argv = worker_command(settings, event, path, _str(payload.get("session_id")))
+    spawn_detached(argv, status.log_path(settings.home))
     # The worker records the outcome under this hook's name when it finishes.
-    return HookResult(details={"worker_pid": pid}, record=False)
+    return HookResult(record=False)
 
 
 def pre_compact(payload: dict[str, Any], settings: Settings) -> HookResult:
@@ -285,7 +284,7 @@ def session_end(payload: dict[str, Any], settings: Settings) -> HookResult:
     return background_ingest(payload, settings, "session-end")
 
 
-def worker_command(settings: Settings, event: str, path: Path, session_id: str, cwd: str) -> list[str]:
+def worker_command(settings: Settings, event: str, path: Path, session_id: str) -> list[str]:
     """The command line of the background worker for one transcript."""
     from causantic.claude.launcher import self_command
 
@@ -293,8 +292,6 @@ def worker_command(settings: Settings, event: str, path: Path, session_id: str, 
                              "--event", event]
     if session_id:
         argv += ["--session", session_id]
-    if cwd:
-        argv += ["--cwd", cwd]
     return argv + ["--", str(path)]
 
 
@@ -330,13 +327,12 @@ def spawn_detached(argv: list[str], log: Path) -> int:
 
 
 def worker_main(argv: list[str], db: str | None) -> int:
-    """`causantic hook ingest-worker --event E [--session S] [--cwd C] -- PATH` (internal)."""
+    """`causantic hook ingest-worker --event E [--session S] -- PATH` (internal)."""
     import argparse
 
     parser = argparse.ArgumentParser(prog="causantic hook ingest-worker")
     parser.add_argument("--event", default="session-end")
     parser.add_argument("--session", default="")
-    parser.add_argument("--cwd", default="")
     parser.add_argument("path")
     args = parser.parse_args(argv)
     started = time.perf_counter()
