@@ -15,9 +15,10 @@ Contract (see ../shared/reference/claude-code-integration.md):
   this path imports neither numpy, onnxruntime nor mcp.
 - pre-compact and session-end start a detached background worker (`hook ingest-worker`) that
   ingests the transcript and its sub-agent files, then embeds new chunks when the model is
-  available, and return at once. Per transcript file at most one worker runs and one waits
-  (two `flock`s under `<home>/locks/`): a third arrival exits at once, because the waiting
-  worker starts after the running one and will read everything written by then.
+  available, and return at once. Per transcript file at most one worker ingests and one
+  waits (two `flock`s under `<home>/locks/`): a third arrival skips, because the waiting
+  worker starts after the running one and will read everything written by then. Embedding
+  follows the same rule for the whole store (one embeds, one waits), which bounds memory.
 - user-prompt-submit is off unless `[hooks] user_prompt_submit = true`; then it injects a
   keyword recall of at most `prompt_chars` characters, only for strong matches (see
   `causantic.retrieval.prompt`).
@@ -352,38 +353,46 @@ def worker_main(argv: list[str], db: str | None) -> int:
 
 
 def ingest_locked(settings: Settings, path: Path, session_id: str = "") -> dict[str, Any] | None:
-    """Ingest one transcript (and its sub-agent folder) unless a worker is already queued for it.
+    """Ingest one transcript (and its sub-agent folder), then embed what has no vectors yet.
 
-    Returns what was done, or None when another worker already waits for this file (it starts
-    after the running one, so it reads everything written by then). Then embeds the chunks
-    still without vectors, when the model is available and no other worker is embedding
-    (one embedding process at a time keeps memory bounded; a skipped embed is caught up by
-    the next worker or `causantic embed`).
+    Both steps let one worker run and one wait (per transcript for ingest, one for the whole
+    store for embedding, which keeps memory bounded); a worker that finds another already
+    waiting skips the step, because the waiting one starts after the running one and so sees
+    everything there is by then. Returns what was done, or None when the ingest was skipped.
 
     Raises
     ------
-    TimeoutError : the running worker held the file for longer than WORKER_WAIT_S.
+    TimeoutError : the running worker held a step for longer than WORKER_WAIT_S.
     """
-    import contextlib
     import hashlib
-
-    from causantic.claude.fsutil import file_lock
 
     key = hashlib.sha1(str(path.resolve()).encode()).hexdigest()[:16]
     locks = settings.home / "locks"
+    out = _one_running_one_waiting(locks / f"ingest-{key}", lambda: _ingest(settings, path,
+                                                                          session_id))
+    if out is None:
+        return None
+    vectors = _one_running_one_waiting(locks / "embed", lambda: _embed_pending(settings))
+    out["vectors"] = "queued behind another worker" if vectors is None else vectors
+    return out
+
+
+def _one_running_one_waiting(lock: Path, step):  # type: ignore[no-untyped-def]
+    """Run `step` under `<lock>.running`, queueing on `<lock>.queued`; None if one queues already."""
+    import contextlib
+
+    from causantic.claude.fsutil import file_lock
+
     with contextlib.ExitStack() as queued:
-        if not queued.enter_context(file_lock(locks / f"ingest-{key}.queued", timeout=0)):
+        if not queued.enter_context(file_lock(lock.with_name(lock.name + ".queued"), timeout=0)):
             return None
-        with file_lock(locks / f"ingest-{key}.running", timeout=WORKER_WAIT_S) as running:
+        with file_lock(lock.with_name(lock.name + ".running"), timeout=WORKER_WAIT_S) as running:
             if not running:
                 raise TimeoutError(
-                    f"another ingest of {path.name} ran for over {WORKER_WAIT_S:.0f} s; gave up"
+                    f"another worker held {lock.name} for over {WORKER_WAIT_S:.0f} s; gave up"
                 )
             queued.close()  # from here on, a new arrival may queue behind us
-            out = _ingest(settings, path, session_id)
-    with file_lock(locks / "embed.running", timeout=0) as embedding:
-        out["vectors"] = _embed_pending(settings) if embedding else "another worker is embedding"
-    return out
+            return step()
 
 
 def _ingest(settings: Settings, path: Path, session_id: str) -> dict[str, Any]:
