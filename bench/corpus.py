@@ -6,7 +6,15 @@ sessions of that base: copy 0 is the real data unchanged, and copies 1, 2, ... a
 sessions with new session and chunk ids, times shifted into the past (about five days per
 copy, plus a random offset), and renamed projects (``cli-03``, ``spotter-11``: at most
 ``PROJECT_SLOTS`` names per real project). Edges are copied with their ids mapped, so chains,
-sub-agent briefs and continuations survive. Sessions are added in a seeded random order until
+sub-agent briefs and continuations survive.
+
+Copies must not be duplicates of each other: search collapses identical and near-identical
+texts at read time, so exact copies would make every query pay for deduplication it never
+pays on real data, and rare words would be shared by every copy. So each copy renames its
+*rare* words (those in at most ``RARE_DOCS`` base chunks) with a suffix of its own
+(``daytona`` -> ``daytonaqb``): common words keep their document frequency, rare words stay
+rare, and the vocabulary grows with the corpus as real memory's does. Block labels
+(``[User]``, ``[Tool:Bash]``, ...) are kept as they are. Sessions are added in a seeded random order until
 the corpus holds at least ``n`` chunks, so the same ``n`` always gives the same database.
 
 Each copy is written in its own transaction, as incremental ingest would, so the FTS index
@@ -23,6 +31,7 @@ import hashlib
 import json
 import os
 import random
+import re
 import sys
 import time
 import uuid
@@ -33,11 +42,15 @@ from typing import Any
 
 from bench.common import TRANSCRIPTS_DIR, cli_main, print_table
 
-GENERATOR_VERSION = 1
+GENERATOR_VERSION = 2
+RARE_DOCS = 8
 SEED = 20260122
 PROJECT_SLOTS = 16
 SIZES = (1_000, 10_000, 100_000)
 _NAMESPACE = uuid.UUID("5d1c8a44-0c43-4d6e-9a55-8f3e4f1b7a20")
+_WORD_SPLIT = re.compile(r"([A-Za-z]{3,})")
+_LABEL_SPLIT = re.compile(r"(\[(?:User|Assistant|Summary|Command expansion|Tool:[^\]\n]*"
+                          r"|Result:[^\]\n]*)\])")
 
 
 def cache_dir() -> Path:
@@ -161,6 +174,7 @@ def _build(base: Path, target: Path, n: int, vectors: bool) -> tuple[int, int, i
     order = [s for s in sessions if s["id"] in by_session]
     if not order:
         raise RuntimeError(f"no chunks in the base corpus built from {TRANSCRIPTS_DIR}")
+    rare = _rare_words(c["text"] for c in chunks)
     rng = random.Random(SEED)
     total = copy = 0
     chunk_cols = [k for k in chunks[0] if k != "rowid"]
@@ -183,7 +197,8 @@ def _build(base: Path, target: Path, n: int, vectors: bool) -> tuple[int, int, i
                     cid = c["id"] if copy == 0 else hashlib.sha256(
                         f"{copy}:{c['id']}".encode()).hexdigest()[:24]
                     ids[c["id"]] = cid
-                    row = dict(c, id=cid, session_id=new_sid, file_id=None,
+                    text = c["text"] if copy == 0 else _rename_rare(c["text"], rare, copy)
+                    row = dict(c, id=cid, session_id=new_sid, file_id=None, text=text,
                                project=_project(c["project"], copy),
                                start_time=_shift(c["start_time"], shift),
                                end_time=_shift(c["end_time"], shift))
@@ -207,6 +222,31 @@ def _build(base: Path, target: Path, n: int, vectors: bool) -> tuple[int, int, i
         return (one("SELECT count(*) FROM chunks"), one("SELECT count(*) FROM sessions"),
                 one("SELECT count(DISTINCT project) FROM chunks"), one("SELECT count(*) FROM edges"),
                 n_vectors)
+
+
+def _rare_words(texts) -> frozenset[str]:  # type: ignore[no-untyped-def]
+    """Lower-cased words found in at most RARE_DOCS of the texts."""
+    docs: dict[str, int] = {}
+    for text in texts:
+        for word in {w.lower() for w in _WORD_SPLIT.findall(text)}:
+            docs[word] = docs.get(word, 0) + 1
+    return frozenset(w for w, n in docs.items() if n <= RARE_DOCS)
+
+
+def _rename_rare(text: str, rare: frozenset[str], copy: int) -> str:
+    """The text with each rare word suffixed by the copy's own two letters (labels kept)."""
+    suffix = chr(97 + copy // 26 % 26) + chr(97 + copy % 26)
+    out = []
+    for i, segment in enumerate(_LABEL_SPLIT.split(text)):
+        if i % 2:  # a block label
+            out.append(segment)
+            continue
+        parts = _WORD_SPLIT.split(segment)
+        for j in range(1, len(parts), 2):
+            if parts[j].lower() in rare:
+                parts[j] += suffix.upper() if parts[j].isupper() else suffix
+        out.append("".join(parts))
+    return "".join(out)
 
 
 def _add_vectors(store) -> int:  # type: ignore[no-untyped-def]

@@ -118,6 +118,11 @@ def test_corpus_is_reproducible_and_keeps_chains_across_copies(tmp_path: Path,
                           " WHERE a.project LIKE '%-01'").fetchone()[0]
     in_copy = conn.execute("SELECT count(*) FROM chunks WHERE project LIKE '%-01'").fetchone()[0]
     assert linked >= in_copy * 0.9
+    # Copies rename their rare words, so they are not duplicates of the real sessions.
+    distinct, total = conn.execute("SELECT count(DISTINCT text), count(*) FROM chunks").fetchone()
+    assert distinct > 0.9 * total
+    assert conn.execute("SELECT count(*) FROM chunks WHERE project LIKE '%-01'"
+                        " AND text LIKE '%[User]%'").fetchone()[0] > 0  # labels kept
     dangling = conn.execute("SELECT count(*) FROM edges WHERE src NOT IN (SELECT id FROM chunks)"
                             " OR dst NOT IN (SELECT id FROM chunks)").fetchone()[0]
     assert dangling == 0
