@@ -14,6 +14,12 @@ The config file is TOML at `<home>/config.toml` (home = `CAUSANTIC_HOME`, defaul
 
     [search]
     max_tokens = 4000                  # default answer budget
+    cluster_expansion = false          # topic siblings of top hits (measured worse: off)
+
+    [topics]
+    threshold = 0.10                   # angular distance for a new chunk to join a topic
+    min_cluster_size = 4
+    min_samples = 4
 
     [hooks]
     user_prompt_submit = false         # keyword recall on every prompt (off by default)
