@@ -87,16 +87,19 @@ def _session_start_commands(db: Path) -> list[tuple[str, list[str]]]:
     if script.exists():
         out.append(("console script", [str(script), "--db", str(db)]))
     archive = REPO_ROOT / "dist" / "causantic.pyz"
-    if archive.exists() and _has_hooks([PYTHON, "-S", str(archive)]):
+    if archive.exists() and _built_from_head([PYTHON, "-S", str(archive)]):
         out.append(("python -S causantic.pyz", [PYTHON, "-S", str(archive), "--db", str(db)]))
     elif archive.exists():
-        print(f"(skipped {archive}: built before the hook command; rebuild with build_zipapp.py)")
+        print(f"(skipped {archive}: not built from this commit; `python3 build_zipapp.py`)")
     return [(label, argv + ["hook", "session-start"]) for label, argv in out]
 
 
-def _has_hooks(argv: list[str]) -> bool:
-    proc = subprocess.run(argv + ["hook", "--help"], capture_output=True, check=False)
-    return proc.returncode == 0
+def _built_from_head(argv: list[str]) -> bool:
+    """Whether the archive's --version names this checkout's commit (else it measures old code)."""
+    version = subprocess.run(argv + ["--version"], capture_output=True, text=True, check=False)
+    head = subprocess.run(["git", "-C", str(REPO_ROOT), "rev-parse", "--short=12", "HEAD"],
+                          capture_output=True, text=True, check=False)
+    return bool(head.stdout.strip()) and f"commit {head.stdout.strip()}" in version.stdout
 
 
 def _background_rows(tmp: Path, env: dict[str, str], runs: int) -> list[dict[str, Any]]:
