@@ -269,3 +269,15 @@ def test_doctor_notices_a_moved_archive_and_disabled_hooks(claude_home: dict[str
     assert any("disableAllHooks" in m for m in hooks)
     assert sum("/gone/causantic.pyz does not exist" in m for m in hooks) == 3
     assert report["healthy"] is False
+
+
+def test_user_mcp_servers_live_where_claude_code_keeps_them(tmp_path: Path):
+    """~/.claude.json normally; inside CLAUDE_CONFIG_DIR when that is set (Claude Code's rule)."""
+    from causantic.claude.install import claude_json_path
+    from causantic.config import load_settings
+
+    plain = load_settings(env={"HOME": str(tmp_path)})
+    assert claude_json_path(plain) == tmp_path / ".claude.json"
+    moved = load_settings(env={"HOME": str(tmp_path), "CLAUDE_CONFIG_DIR": str(tmp_path / "cc")})
+    assert claude_json_path(moved) == tmp_path / "cc" / ".claude.json"
+    assert moved.claude_dir == tmp_path / "cc"
