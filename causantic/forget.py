@@ -223,9 +223,9 @@ def _delete(conn: apsw.Connection, matches: list[Match], whole_sessions: list[st
                 [(s, reason) for s in whole_sessions],
             )
             for i in range(0, len(whole_sessions), _BATCH):
-                batch = whole_sessions[i : i + _BATCH]
-                marks = ",".join("?" * len(batch))
-                conn.execute(f"DELETE FROM sessions WHERE id IN ({marks})", batch)
+                ids = whole_sessions[i : i + _BATCH]
+                marks = ",".join("?" * len(ids))
+                conn.execute(f"DELETE FROM sessions WHERE id IN ({marks})", ids)
         else:
             conn.executemany(
                 "INSERT OR IGNORE INTO forgotten(scope, key, reason) VALUES ('chunk', ?, ?)",

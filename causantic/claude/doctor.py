@@ -153,7 +153,8 @@ def _hooks(settings: Settings, settings_json: dict | str | None) -> list[Check]:
     if settings_json.get("disableAllHooks") is True:
         out.append(Check("hooks", "problem",
                          f'{path} has "disableAllHooks": true; no hook runs, causantic included'))
-    hooks = settings_json.get("hooks") if isinstance(settings_json.get("hooks"), dict) else {}
+    raw_hooks = settings_json.get("hooks")
+    hooks: dict = raw_hooks if isinstance(raw_hooks, dict) else {}
     wanted = [s for s in HOOK_SPECS if s.command != "user-prompt-submit" or settings.hook_prompt_recall]
     missing, broken, found = [], [], []
     for spec in wanted:
