@@ -71,6 +71,7 @@ def record(
     """
     private_dir(home)
     when = now_iso(now)
+    # Best effort: after 2 s without the lock, write anyway (a lost entry beats a slow hook).
     with file_lock(home / "locks" / "hook-status.lock", timeout=2.0):
         status = read_status(home)
         old = status.get(hook, {})
