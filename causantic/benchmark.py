@@ -34,7 +34,7 @@ from causantic.store.db import Store
 
 SEED = 20260122
 SAMPLES = 40
-QUICK_SAMPLES = 8
+QUICK_SAMPLES = 6
 CHAIN_QUERIES = 8
 QUICK_CHAIN_QUERIES = 2
 DISTINCT_TERMS = 5
@@ -265,6 +265,7 @@ def self_retrieval(store: Store, n: int, seed: int, quick: bool
     # One untimed search first: the model loads on the first vector query, once per process.
     warm = search(store, "warm up", limit=1)
     found = {"distinctive": 0, "paraphrase": 0}
+    keyword_found = {"distinctive": 0, "paraphrase": 0}
     tried = {"distinctive": 0, "paraphrase": 0}
     misses: dict[str, list[str]] = {"distinctive": [], "paraphrase": []}
     durations: list[float] = []
@@ -275,32 +276,41 @@ def self_retrieval(store: Store, n: int, seed: int, quick: bool
         ranked = sorted(stems, key=lambda s: (df.get(s, 0) or total, s))
         ranked = [s for s in ranked if df.get(s, 0) > 0]
         distinct = [stems[s] for s in ranked[:DISTINCT_TERMS]]
-        common_cap = max(2, total // 20)  # words in more than 5 % of chunks say little
-        middle = [s for s in ranked[len(ranked) // 3:] if df[s] <= common_cap]
+        # Paraphrase-like: without the rare words a distinctive query uses, the next ones
+        # that still say something (words in more than 10 % of chunks say little).
+        common_cap = max(2, total // 10)
+        middle = [s for s in ranked[DISTINCT_TERMS:] if df[s] <= common_cap]
         paraphrase = [stems[s] for s in middle[:PARAPHRASE_TERMS]]
         for kind, terms, k in (("distinctive", distinct, EXACT_K),
                                ("paraphrase", paraphrase, PARAPHRASE_K)):
-            if len(terms) < 2:
+            if len(terms) < (2 if kind == "distinctive" else 3):
                 continue
             query = " ".join(terms)
             result = search(store, query, limit=k, max_tokens=10**6)
             durations.append(result.duration_ms)
             tried[kind] += 1
-            if any(h.chunk_id == cid or h.text == text for h in result.results):
-                found[kind] += 1
-            elif len(misses[kind]) < 5:
-                misses[kind].append(cid)
             if kind == "distinctive":
                 queries.append(query)
-    summary = {
+            if any(h.chunk_id == cid or h.text == text for h in result.results):
+                found[kind] += 1
+                keyword_found[kind] += 1
+                continue
+            if len(misses[kind]) < 5:
+                misses[kind].append(cid)
+            if mode != "keyword":  # would keyword search alone have found it?
+                alone = search(store, query, limit=k, max_tokens=10**6, mode="keyword")
+                keyword_found[kind] += any(h.chunk_id == cid or h.text == text
+                                           for h in alone.results)
+    summary: dict[str, Any] = {
         "samples": len(rows), "seed": seed, "mode": mode, "notice": notice,
-        "distinctive": {"queries": tried["distinctive"], "found": found["distinctive"],
-                        "k": EXACT_K, "rate": _rate(found["distinctive"], tried["distinctive"]),
-                        "missed_chunks": misses["distinctive"]},
-        "paraphrase": {"queries": tried["paraphrase"], "found": found["paraphrase"],
-                       "k": PARAPHRASE_K, "rate": _rate(found["paraphrase"], tried["paraphrase"]),
-                       "missed_chunks": misses["paraphrase"]},
     }
+    for kind, k in (("distinctive", EXACT_K), ("paraphrase", PARAPHRASE_K)):
+        summary[kind] = {
+            "queries": tried[kind], "found": found[kind], "k": k,
+            "rate": _rate(found[kind], tried[kind]),
+            "keyword_rate": _rate(keyword_found[kind], tried[kind]),
+            "missed_chunks": misses[kind],
+        }
     return summary, durations, queries
 
 
@@ -403,20 +413,31 @@ def score_components(r: BenchmarkReport) -> list[Component]:
                       ("self-retrieval (paraphrase-like)", "paraphrase")):
         w = WEIGHTS[key]
         part = s[kind]
+        # No query of this kind could be formed (tiny chunks): neutral, and said so.
         rate = part["rate"] if part["rate"] is not None else 1.0
         advice = None
-        if kind == "distinctive" and rate < 0.8:
+        keyword_rate = part.get("keyword_rate")
+        if (kind == "distinctive" and rate < 0.8 and keyword_rate is not None
+                and keyword_rate >= rate + 0.1):
+            advice = (f"{s['mode']} search missed {100 * (1 - rate):.0f} % of sampled chunks by "
+                      f"their rarest words, keyword search alone {100 * (1 - keyword_rate):.0f} %:"
+                      " for exact identifiers and rare words use `causantic search --mode keyword`")
+        elif kind == "distinctive" and rate < 0.8:
             advice = (f"search missed {100 * (1 - rate):.0f} % of sampled chunks by their rarest "
-                      "words: if the integrity check is ok, the same transcripts were probably "
-                      "ingested twice from different paths (see `causantic list-sessions`)")
+                      "words: if the integrity check is ok, many chunks repeat each other (the "
+                      "same transcripts ingested from two paths? see `causantic list-sessions`)")
         if kind == "paraphrase" and rate < 0.5:
             advice = ("paraphrase-like queries rarely find their chunk: "
                       + ("run `causantic embed` so hybrid search can match by meaning"
                          if share < 0.95 or s.get("notice") else
                          "hybrid search is on; this store has many near-identical chunks"))
-        out.append(Component(key, w * rate, w,
-                             f"{part['found']}/{part['queries']} found in the top {part['k']}"
-                             f" ({s['mode']} search)", advice))
+        detail = (f"{part['found']}/{part['queries']} found in the top {part['k']} ({s['mode']} "
+                  "search" + (f"; keyword alone {part['keyword_rate'] * 100:.0f} %"
+                              if s["mode"] != "keyword" and part["keyword_rate"] is not None
+                              and part["found"] < part["queries"] else "") + ")")
+        if not part["queries"]:
+            detail = "no sampled chunk had enough words for such a query (not scored)"
+        out.append(Component(key, w * rate, w, detail, advice))
 
     w = WEIGHTS["chains"]
     on = c["on_chain_share"]

@@ -470,7 +470,7 @@ def build_parser() -> argparse.ArgumentParser:
                 "causantic benchmark --quick")
     p.add_argument("--quick", action="store_true",
                    help="fewer samples and a partial integrity check (seconds, not minutes)")
-    p.add_argument("--samples", type=_positive, help="chunks to search for (default 40, quick 8)")
+    p.add_argument("--samples", type=_positive, help="chunks to search for (default 40, quick 6)")
     p.add_argument("--json", action="store_true")
 
     p = command("topics", cmd_topics,
