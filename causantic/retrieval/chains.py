@@ -80,18 +80,11 @@ class ChainResult:
     score: float = 0.0  # the chosen chain's score (0 for fallbacks)
 
     def as_dict(self) -> dict[str, object]:
-        out: dict[str, object] = {
-            "query": self.query,
-            "mode": self.mode,
-            "direction": self.direction,
-            "results": [h.as_dict() | {"seed": h.seed} for h in self.results],
-            "text": self.text,
-            "tokens": self.tokens,
-            "duration_ms": round(self.duration_ms, 2),
-        }
-        if self.notice:
-            out["notice"] = self.notice
-        return out
+        return render.answer_dict(
+            self.query, self.mode, [h.as_dict() | {"seed": h.seed} for h in self.results],
+            self.text, self.tokens, self.duration_ms,
+            direction=self.direction, notice=self.notice or None,
+        )
 
 
 @dataclass

@@ -54,16 +54,10 @@ class ReconstructResult:
     sessions: tuple[str, ...] = ()
 
     def as_dict(self) -> dict[str, object]:
-        return {
-            "query": self.query,
-            "mode": self.mode,
-            "results": [h.as_dict() for h in self.results],
-            "text": self.text,
-            "tokens": self.tokens,
-            "duration_ms": round(self.duration_ms, 2),
-            "truncated": self.truncated,
-            "sessions": list(self.sessions),
-        }
+        return render.answer_dict(
+            self.query, self.mode, [h.as_dict() for h in self.results], self.text,
+            self.tokens, self.duration_ms, truncated=self.truncated, sessions=list(self.sessions),
+        )
 
 
 @dataclass(frozen=True)

@@ -48,6 +48,31 @@ class Hit:
         }
 
 
+def answer_dict(
+    query: str,
+    mode: str,
+    results: Sequence[dict[str, object]],
+    text: str,
+    tokens: int,
+    duration_ms: float,
+    **extra: object,
+) -> dict[str, object]:
+    """The JSON answer of every query command (DESIGN.md section 4), plus command extras.
+
+    Extras whose value is None are left out.
+    """
+    out: dict[str, object] = {
+        "query": query,
+        "mode": mode,
+        "results": list(results),
+        "text": text,
+        "tokens": tokens,
+        "duration_ms": round(duration_ms, 2),
+    }
+    out.update({k: v for k, v in extra.items() if v is not None})
+    return out
+
+
 def short_time(ts: str) -> str:
     """`2026-02-01T03:40:03.827Z` -> `2026-02-01 03:40` (UTC)."""
     return ts[:16].replace("T", " ") if ts else "unknown time"

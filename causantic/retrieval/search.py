@@ -48,17 +48,10 @@ class SearchResult:
     notice: str | None = None
 
     def as_dict(self) -> dict[str, object]:
-        out: dict[str, object] = {
-            "query": self.query,
-            "mode": self.mode,
-            "results": [h.as_dict() for h in self.results],
-            "text": self.text,
-            "tokens": self.tokens,
-            "duration_ms": round(self.duration_ms, 2),
-        }
-        if self.notice:
-            out["notice"] = self.notice
-        return out
+        return render.answer_dict(
+            self.query, self.mode, [h.as_dict() for h in self.results], self.text,
+            self.tokens, self.duration_ms, notice=self.notice or None,
+        )
 
 
 def search(
