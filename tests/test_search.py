@@ -102,3 +102,39 @@ def test_identical_chunks_do_not_crowd_results(tmp_path: Path):
         result = search(store, "Dockerfile golang alpine", limit=10)
         texts = [h.text for h in result.results]
     assert len(texts) == len(set(texts))
+
+
+def test_very_common_words_rank_only_the_newest_matches(tmp_path: Path, monkeypatch):
+    """Past RANK_BUDGET matches, a common-word query ranks the newest chunks; rare words
+    still reach every chunk."""
+    from causantic.retrieval import fts
+
+    db = tmp_path / "m.db"
+    with open_store(db) as store:
+        with store.conn:
+            for i in range(200):
+                text = f"deploy note {i} " + ("rareword " if i == 3 else "") + "deploy " * (i % 5)
+                store.conn.execute(
+                    "INSERT INTO chunks(id, session_id, project, offset, part, turn, kind,"
+                    " start_time, end_time, text, tokens) VALUES (?,?,?,?,0,0,'turn','t','t',?,9)",
+                    (f"c{i:03}", "s", "p", i, text),
+                )
+        everything = {h.chunk_id for h in fts.keyword_search(store.conn, "deploy", limit=500)}
+        assert len(everything) == 200
+        monkeypatch.setattr(fts, "RANK_BUDGET", 50)
+        newest = fts.keyword_search(store.conn, "deploy", limit=500)
+        assert 40 <= len(newest) <= 60
+        assert min(h.chunk_id for h in newest) >= "c140"
+        assert [h.chunk_id for h in fts.keyword_search(store.conn, "rareword", limit=5)] == ["c003"]
+
+
+def test_near_duplicate_check_survives_the_shingle_sample():
+    """The sampled pre-check never hides a real repeat and still rejects unrelated text."""
+    from causantic.retrieval.fusion import shingles, similar_text
+
+    base = " ".join(f"word{i}" for i in range(400))
+    kept = shingles(base)
+    repeat = shingles(base.replace("word7 ", "changed ").replace("word300 ", "other "))
+    assert similar_text(repeat, kept)
+    assert similar_text(shingles(" ".join(f"word{i}" for i in range(50, 350))), kept)
+    assert not similar_text(shingles(" ".join(f"term{i}" for i in range(400))), kept)

@@ -27,6 +27,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Callable, Mapping, Sequence
+from itertools import islice
 from typing import TYPE_CHECKING, TypeVar
 
 if TYPE_CHECKING:
@@ -43,6 +44,8 @@ NEAR_DUP_JACCARD = 0.8
 NEAR_DUP_CONTAINMENT = 0.9
 #: Below this many shingles a text is too short to call a near-duplicate (exact only).
 MIN_SHINGLES = 12
+#: Shingles sampled before a full comparison (see `similar_text`).
+SAMPLE_SHINGLES = 32
 #: A chunk with fewer words than this besides its block labels is "thin" (a bare slash
 #: command and its one-line echo, an interrupted one-liner); its fused score is scaled.
 THIN_WORDS = 20
@@ -133,10 +136,15 @@ def similar_text(candidate: frozenset[int], kept: frozenset[int]) -> bool:
         return False
     if len(kept) < NEAR_DUP_CONTAINMENT * len(candidate):
         return False  # too small to hold 90 % of the candidate, or 80 % of the union
-    common = len(candidate & kept)
-    if not common:
+    # Either test needs >= 80 % of the candidate's shingles in `kept`. Hash order is random,
+    # so the first SAMPLE_SHINGLES are a random sample: fewer than half of them in `kept`
+    # rules a pair out for a microsecond instead of a set intersection (a real repeat
+    # fails this with probability < 1e-5).
+    sample = list(islice(candidate, SAMPLE_SHINGLES))
+    if 2 * sum(h in kept for h in sample) < len(sample):
         return False
-    return (common / len(candidate | kept) >= NEAR_DUP_JACCARD
+    common = len(candidate & kept)
+    return (common / (len(candidate) + len(kept) - common) >= NEAR_DUP_JACCARD
             or common / len(candidate) >= NEAR_DUP_CONTAINMENT)
 
 
