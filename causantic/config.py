@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -40,24 +39,83 @@ from causantic.errors import UsageError
 HARD_INJECTION_CAP = 9_500  # Claude Code truncates injected context over 10,000 characters.
 
 
-@dataclass(frozen=True)
 class Settings:
-    """Everything the rest of causantic needs to know about its environment."""
+    """Everything the rest of causantic needs to know about its environment (read-only).
 
+    A plain class rather than a frozen dataclass: every hook loads settings, and importing
+    dataclasses and generating the class would cost each hook run several milliseconds.
+    """
+
+    __slots__ = ("home", "db_path", "claude_dir", "config_path", "redaction_patterns",
+                 "max_tokens", "hook_prompt_recall", "session_start_chars", "prompt_chars",
+                 "model_dir", "raw", "claude_json_path")
     home: Path
     db_path: Path
     claude_dir: Path
     config_path: Path
-    redaction_patterns: Mapping[str, str] = field(default_factory=dict)
-    max_tokens: int = 4000
-    hook_prompt_recall: bool = False
-    session_start_chars: int = 6000
-    prompt_chars: int = 1500
-    model_dir: Path | None = None
-    raw: Mapping[str, Any] = field(default_factory=dict)
+    redaction_patterns: Mapping[str, str]
+    max_tokens: int
+    hook_prompt_recall: bool
+    session_start_chars: int
+    prompt_chars: int
+    model_dir: Path | None
+    raw: Mapping[str, Any]
     # Claude Code's user state file (user-scope MCP servers): ~/.claude.json, or
     # $CLAUDE_CONFIG_DIR/.claude.json when that variable is set. None = beside claude_dir.
-    claude_json_path: Path | None = None
+    claude_json_path: Path | None
+
+    def __init__(
+        self,
+        home: Path,
+        db_path: Path,
+        claude_dir: Path,
+        config_path: Path,
+        redaction_patterns: Mapping[str, str] | None = None,
+        max_tokens: int = 4000,
+        hook_prompt_recall: bool = False,
+        session_start_chars: int = 6000,
+        prompt_chars: int = 1500,
+        model_dir: Path | None = None,
+        raw: Mapping[str, Any] | None = None,
+        claude_json_path: Path | None = None,
+    ) -> None:
+        init = object.__setattr__
+        init(self, "home", home)
+        init(self, "db_path", db_path)
+        init(self, "claude_dir", claude_dir)
+        init(self, "config_path", config_path)
+        init(self, "redaction_patterns", {} if redaction_patterns is None else redaction_patterns)
+        init(self, "max_tokens", max_tokens)
+        init(self, "hook_prompt_recall", hook_prompt_recall)
+        init(self, "session_start_chars", session_start_chars)
+        init(self, "prompt_chars", prompt_chars)
+        init(self, "model_dir", model_dir)
+        init(self, "raw", {} if raw is None else raw)
+        init(self, "claude_json_path", claude_json_path)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"cannot assign to field {name!r}; use with_overrides")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"cannot delete field {name!r}")
+
+    def _values(self) -> tuple[Any, ...]:
+        return tuple(getattr(self, name) for name in self.__slots__)
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self._values() == other._values()  # type: ignore[attr-defined]
+
+    def __hash__(self) -> int:
+        return hash(self._values())
+
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.__slots__)
+        return f"Settings({fields})"
+
+    def __reduce__(self) -> tuple[Any, ...]:  # copy and pickle: __init__ takes the fields in order
+        return (self.__class__, self._values())
 
     @property
     def projects_dir(self) -> Path:
@@ -135,8 +193,17 @@ def load_settings(
 
 
 def with_overrides(settings: Settings, **changes: Any) -> Settings:
-    """A copy of `settings` with some fields replaced (flags applied after loading)."""
-    return replace(settings, **changes)
+    """A copy of `settings` with some fields replaced (flags applied after loading).
+
+    Raises
+    ------
+    TypeError : a name that is not a field of Settings.
+    """
+    unknown = set(changes) - set(Settings.__slots__)
+    if unknown:
+        raise TypeError(f"Settings has no field {', '.join(sorted(unknown))}")
+    values = {name: getattr(settings, name) for name in Settings.__slots__}
+    return Settings(**{**values, **changes})
 
 
 def _read_config(path: Path) -> dict[str, Any]:

@@ -36,14 +36,28 @@ import json
 import re
 from collections import deque
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import apsw
 
 from causantic.store import session_state as table
 
-_BLOCK_RE = re.compile(
+
+class _LazyPattern:
+    """A regex compiled on first use. The session-start hook imports this module only to load
+    stored states, which needs none of the patterns; compiling them all costs it ~4 ms."""
+
+    def __init__(self, pattern: str, flags: int = 0) -> None:
+        self._args = (pattern, flags)
+
+    def __getattr__(self, name: str) -> Any:
+        compiled = re.compile(*self._args)
+        for method in ("search", "match", "finditer", "findall"):
+            setattr(self, method, getattr(compiled, method))  # later calls skip __getattr__
+        return getattr(compiled, name)
+
+
+_BLOCK_RE = _LazyPattern(
     r"(?:^|\n\n)\[(User|Assistant|Summary|Command expansion|Tool:[^\]\n]+|Result:[^\]\n]+)\]"
 )
 _NOT_ERRORS = (
@@ -53,25 +67,25 @@ _NOT_ERRORS = (
     "<tool_use_error>Sibling tool call errored",
     "Sibling tool call errored",
 )
-_ERROR_LINE_RE = re.compile(
+_ERROR_LINE_RE = _LazyPattern(
     r"error|fail|panic|exception|traceback|fatal|denied|not found|cannot|undefined|no such", re.I
 )
-_TRIVIAL_LINE_RE = re.compile(r"^(exit code \d+|\[\w+\] \$ .*|error:?)$", re.I)
-_PATH_IN_TEXT_RE = re.compile(r"([\w./-]+\.[A-Za-z0-9]{1,8})(?::\d+)?")
-_FIXED_RE = re.compile(
+_TRIVIAL_LINE_RE = _LazyPattern(r"^(exit code \d+|\[\w+\] \$ .*|error:?)$", re.I)
+_PATH_IN_TEXT_RE = _LazyPattern(r"([\w./-]+\.[A-Za-z0-9]{1,8})(?::\d+)?")
+_FIXED_RE = _LazyPattern(
     r"\b(fixed|resolved|now (?:passes|pass|works|succeeds|builds|compiles)|works now"
     r"|(?:all )?tests? (?:now )?pass(?:es|ed)?|passing now|is green|builds cleanly)\b",
     re.I,
 )
-_TASK_CREATED_RE = re.compile(r"Task #(\w+) created successfully: (.+)")
-_COMMIT_RE = re.compile(r"^\[([\w./+-]+)(?: \(root-commit\))? ([0-9a-f]{7,40})\] (.+)$", re.M)
-_PR_URL_RE = re.compile(r"https://github\.com/[\w.-]+/[\w.-]+/pull/\d+")
+_TASK_CREATED_RE = _LazyPattern(r"Task #(\w+) created successfully: (.+)")
+_COMMIT_RE = _LazyPattern(r"^\[([\w./+-]+)(?: \(root-commit\))? ([0-9a-f]{7,40})\] (.+)$", re.M)
+_PR_URL_RE = _LazyPattern(r"https://github\.com/[\w.-]+/[\w.-]+/pull/\d+")
 ACTIONS = (
-    ("committed", re.compile(r"\bgit\s+(?:-C\s+\S+\s+)?commit\b")),
-    ("pushed", re.compile(r"\bgit\s+(?:-C\s+\S+\s+)?push\b")),
-    ("opened a PR", re.compile(r"\bgh\s+pr\s+create\b")),
-    ("merged a PR", re.compile(r"\bgh\s+pr\s+merge\b")),
-    ("published", re.compile(r"\b(?:npm|pnpm|yarn|cargo)\s+publish\b|\btwine\s+upload\b")),
+    ("committed", _LazyPattern(r"\bgit\s+(?:-C\s+\S+\s+)?commit\b")),
+    ("pushed", _LazyPattern(r"\bgit\s+(?:-C\s+\S+\s+)?push\b")),
+    ("opened a PR", _LazyPattern(r"\bgh\s+pr\s+create\b")),
+    ("merged a PR", _LazyPattern(r"\bgh\s+pr\s+merge\b")),
+    ("published", _LazyPattern(r"\b(?:npm|pnpm|yarn|cargo)\s+publish\b|\btwine\s+upload\b")),
 )
 _EDIT_TOOLS = frozenset({"Edit", "MultiEdit", "Write", "NotebookEdit"})
 _MAX_LIST = 100
@@ -80,22 +94,82 @@ _HEAD_CHARS = 400
 _SAID_WINDOW = 40  # blocks after an error within which "fixed" may refer to it
 
 
-@dataclass(frozen=True)
-class ErrorSeen:
+class _Frozen:
+    """Read-only fields named by ``__slots__``, with equality, hash and repr: what
+    ``@dataclass(frozen=True)`` would generate, without generating code at import time (the
+    session-start hook imports this module; the dataclasses cost it ~2 ms)."""
+
+    __slots__ = ()
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"cannot delete field {name!r}")
+
+    def _values(self) -> tuple[Any, ...]:
+        return tuple(getattr(self, name) for name in self.__slots__)
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self._values() == other._values()  # type: ignore[attr-defined]
+
+    def __hash__(self) -> int:
+        return hash(self._values())
+
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.__slots__)
+        return f"{self.__class__.__qualname__}({fields})"
+
+    def __reduce__(self) -> tuple[Any, ...]:  # copy and pickle: __init__ takes the fields in order
+        return (self.__class__, self._values())
+
+    def as_dict(self) -> dict[str, Any]:
+        """The fields as plain JSON-ready values (nested records, lists and dicts copied)."""
+        return {name: _plain(getattr(self, name)) for name in self.__slots__}
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, _Frozen):
+        return value.as_dict()
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    return value
+
+
+class ErrorSeen(_Frozen):
     """One failed tool call and what became of it."""
 
+    __slots__ = ("tool", "subject", "message", "time", "resolved", "how")
     tool: str
     subject: str  # the command or file it was about
     message: str
     time: str
-    resolved: bool = False
-    how: str = ""  # why we think it was resolved
+    resolved: bool
+    how: str  # why we think it was resolved
+
+    def __init__(self, tool: str, subject: str, message: str, time: str,
+                 resolved: bool = False, how: str = "") -> None:
+        init = object.__setattr__
+        init(self, "tool", tool)
+        init(self, "subject", subject)
+        init(self, "message", message)
+        init(self, "time", time)
+        init(self, "resolved", resolved)
+        init(self, "how", how)
 
 
-@dataclass(frozen=True)
-class SessionState:
+class SessionState(_Frozen):
     """A session's state, as far as its chunks tell (see the module docstring)."""
 
+    __slots__ = (
+        "session_id", "project", "start_time", "end_time", "branch", "title", "cwd", "chunks",
+        "files", "edited", "commands", "errors", "todos", "last_request", "last_request_time",
+        "outcome", "last_turn_actions", "actions", "commits", "pull_requests", "agents",
+    )
     session_id: str
     project: str
     start_time: str
@@ -104,19 +178,66 @@ class SessionState:
     title: str | None
     cwd: str | None
     chunks: int
-    files: list[str] = field(default_factory=list)  # touched, least recent first
-    edited: list[str] = field(default_factory=list)
-    commands: list[str] = field(default_factory=list)  # in order, the last _MAX_LIST
-    errors: list[ErrorSeen] = field(default_factory=list)
-    todos: list[dict[str, str]] = field(default_factory=list)  # the final list
-    last_request: str = ""
-    last_request_time: str = ""
-    outcome: str = ""  # head of the last thing the assistant said
-    last_turn_actions: list[str] = field(default_factory=list)
-    actions: list[str] = field(default_factory=list)  # committed, pushed, opened a PR, ...
-    commits: list[str] = field(default_factory=list)  # "<sha> <subject>"
-    pull_requests: list[str] = field(default_factory=list)
-    agents: list[str] = field(default_factory=list)
+    files: list[str]  # touched, least recent first
+    edited: list[str]
+    commands: list[str]  # in order, the last _MAX_LIST
+    errors: list[ErrorSeen]
+    todos: list[dict[str, str]]  # the final list
+    last_request: str
+    last_request_time: str
+    outcome: str  # head of the last thing the assistant said
+    last_turn_actions: list[str]
+    actions: list[str]  # committed, pushed, opened a PR, ...
+    commits: list[str]  # "<sha> <subject>"
+    pull_requests: list[str]
+    agents: list[str]
+
+    def __init__(
+        self,
+        session_id: str,
+        project: str,
+        start_time: str,
+        end_time: str,
+        branch: str | None,
+        title: str | None,
+        cwd: str | None,
+        chunks: int,
+        files: list[str] | None = None,
+        edited: list[str] | None = None,
+        commands: list[str] | None = None,
+        errors: list[ErrorSeen] | None = None,
+        todos: list[dict[str, str]] | None = None,
+        last_request: str = "",
+        last_request_time: str = "",
+        outcome: str = "",
+        last_turn_actions: list[str] | None = None,
+        actions: list[str] | None = None,
+        commits: list[str] | None = None,
+        pull_requests: list[str] | None = None,
+        agents: list[str] | None = None,
+    ) -> None:
+        init = object.__setattr__
+        init(self, "session_id", session_id)
+        init(self, "project", project)
+        init(self, "start_time", start_time)
+        init(self, "end_time", end_time)
+        init(self, "branch", branch)
+        init(self, "title", title)
+        init(self, "cwd", cwd)
+        init(self, "chunks", chunks)
+        init(self, "files", [] if files is None else files)
+        init(self, "edited", [] if edited is None else edited)
+        init(self, "commands", [] if commands is None else commands)
+        init(self, "errors", [] if errors is None else errors)
+        init(self, "todos", [] if todos is None else todos)
+        init(self, "last_request", last_request)
+        init(self, "last_request_time", last_request_time)
+        init(self, "outcome", outcome)
+        init(self, "last_turn_actions", [] if last_turn_actions is None else last_turn_actions)
+        init(self, "actions", [] if actions is None else actions)
+        init(self, "commits", [] if commits is None else commits)
+        init(self, "pull_requests", [] if pull_requests is None else pull_requests)
+        init(self, "agents", [] if agents is None else agents)
 
     @property
     def open_todos(self) -> list[dict[str, str]]:
@@ -126,9 +247,6 @@ class SessionState:
     def unresolved(self) -> list[ErrorSeen]:
         return [e for e in self.errors if not e.resolved]
 
-    def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> SessionState:
         d = dict(d)
@@ -136,23 +254,27 @@ class SessionState:
         return cls(**d)
 
 
-@dataclass
 class _Call:
-    tool: str
-    subject: str
-    index: int  # position in the session's event order
+    __slots__ = ("tool", "subject", "index")
+
+    def __init__(self, tool: str, subject: str, index: int) -> None:
+        self.tool = tool
+        self.subject = subject
+        self.index = index  # position in the session's event order
 
 
-@dataclass
 class _Events:
     """Tool calls, results and assistant texts of a session in order."""
 
-    calls: list[tuple[int, str, str, bool, str]] = field(default_factory=list)
-    # (index, tool, subject, ok, result text)
-    texts: list[tuple[int, str]] = field(default_factory=list)  # (index, assistant text)
-    errors: list[tuple[int, str, str, str, str]] = field(default_factory=list)
-    # (index, tool, subject, message, time)
-    task_lists: list[tuple[int, dict[str, dict[str, str]]]] = field(default_factory=list)
+    __slots__ = ("calls", "texts", "errors", "task_lists")
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[int, str, str, bool, str]] = []
+        # (index, tool, subject, ok, result text)
+        self.texts: list[tuple[int, str]] = []  # (index, assistant text)
+        self.errors: list[tuple[int, str, str, str, str]] = []
+        # (index, tool, subject, message, time)
+        self.task_lists: list[tuple[int, dict[str, dict[str, str]]]] = []
 
 
 # -- computing ------------------------------------------------------------------------------

@@ -136,6 +136,29 @@ def test_session_start_imports_no_mcp_numpy_or_onnxruntime(shared_db: Path):
     assert proc.stderr.decode().strip().splitlines()[-1] == "HEAVY="
 
 
+def test_session_start_loads_the_stored_state_without_compiling_patterns(shared_db: Path):
+    """Ingest stored every state, so the briefing loads it as is: the patterns that compute a
+    state (compiling them costs the hook ~4 ms) stay uncompiled on the hook path."""
+    code = (
+        "import sys\n"
+        "from causantic.cli import main\n"
+        f"rc = main(['--db', {str(shared_db)!r}, 'hook', 'session-start'])\n"
+        "sys.stdout.flush()\n"
+        "from causantic import session_state as s\n"
+        "patterns = {k: v for k, v in vars(s).items() if k.endswith('_RE')}\n"
+        "patterns.update((f'ACTIONS {k}', v) for k, v in s.ACTIONS)\n"
+        "used = [k for k, v in patterns.items() if not isinstance(v, s._LazyPattern)"
+        " or 'search' in vars(v)]\n"
+        "print(f'PATTERNS={len(patterns)} COMPILED=' + ','.join(used), file=sys.stderr)\n"
+        "sys.exit(rc)\n"
+    )
+    proc = subprocess.run([PYTHON, "-c", code], input=json.dumps({"cwd": SPOTTER_CWD}).encode(),
+                          capture_output=True, timeout=60)
+    context_of(proc, "SessionStart")
+    last = proc.stderr.decode().strip().splitlines()[-1]
+    assert last.startswith("PATTERNS=1") and last.endswith(" COMPILED="), last
+
+
 def test_a_broken_database_never_breaks_claude_code(tmp_path: Path, private_home: Path):
     """Garbage instead of a database: exit 0, print nothing, record the failure."""
     bad = tmp_path / "memory.db"

@@ -236,3 +236,20 @@ def test_every_shared_session_has_a_state_with_resolved_errors_somewhere(shared_
     assert all(len(e.message) <= 200 for e in errors)
     assert any(s.commits for s in states) and any(s.todos for s in states)
     assert all(s.last_request for s in states if s.chunks > 1)
+
+
+def test_a_state_round_trips_through_its_stored_form_and_is_read_only(samples_db: Path):
+    import copy
+    import pickle
+
+    with open_store(samples_db, readonly=True) as store:
+        state = compute_state(store.conn, S1)
+    assert state is not None and state.errors
+    again = type(state).from_dict(json.loads(json.dumps(state.as_dict())))
+    assert again == state and repr(again) == repr(state)
+    assert copy.deepcopy(state) == state == pickle.loads(pickle.dumps(state))
+    assert state != type(state).from_dict({**state.as_dict(), "chunks": state.chunks + 1})
+    with pytest.raises(AttributeError):
+        state.chunks = 0  # type: ignore[misc]
+    with pytest.raises(AttributeError):
+        state.errors[0].resolved = False  # type: ignore[misc]

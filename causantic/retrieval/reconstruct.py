@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 import apsw
@@ -40,18 +39,39 @@ _MIN_SHORTENED = 210  # do not show less than ~60 tokens of a chunk
 _TODO_MARKS = {"completed": "x", "in_progress": "~"}
 
 
-@dataclass(frozen=True)
 class ReconstructResult:
-    """A timeline or briefing; `as_dict` follows the query commands' JSON contract."""
+    """A timeline or briefing; `as_dict` follows the query commands' JSON contract.
 
-    query: str  # what was reconstructed, in words
-    mode: str  # "timeline" | "briefing"
-    results: list[Hit]  # the chunks shown, oldest first
-    text: str
-    tokens: int
-    duration_ms: float
-    truncated: bool = False
-    sessions: tuple[str, ...] = ()
+    A plain class, not a dataclass: this module is on the session-start hook's path, where
+    generating dataclasses at import costs time for nothing.
+    """
+
+    __slots__ = ("query", "mode", "results", "text", "tokens", "duration_ms", "truncated",
+                 "sessions")
+
+    def __init__(
+        self,
+        query: str,  # what was reconstructed, in words
+        mode: str,  # "timeline" | "briefing"
+        results: list[Hit],  # the chunks shown, oldest first
+        text: str,
+        tokens: int,
+        duration_ms: float,
+        truncated: bool = False,
+        sessions: tuple[str, ...] = (),
+    ) -> None:
+        self.query = query
+        self.mode = mode
+        self.results = results
+        self.text = text
+        self.tokens = tokens
+        self.duration_ms = duration_ms
+        self.truncated = truncated
+        self.sessions = sessions
+
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{n}={getattr(self, n)!r}" for n in self.__slots__)
+        return f"ReconstructResult({fields})"
 
     def as_dict(self) -> dict[str, object]:
         return render.answer_dict(
@@ -60,14 +80,24 @@ class ReconstructResult:
         )
 
 
-@dataclass(frozen=True)
 class _Selection:
-    project: str
-    session: str | None = None
-    since: str | None = None  # inclusive, on end_time
-    until: str | None = None  # exclusive, on start_time
-    words: str = ""
-    empty_reason: str | None = None  # set when the selection cannot match anything
+    __slots__ = ("project", "session", "since", "until", "words", "empty_reason")
+
+    def __init__(
+        self,
+        project: str,
+        session: str | None = None,
+        since: str | None = None,  # inclusive, on end_time
+        until: str | None = None,  # exclusive, on start_time
+        words: str = "",
+        empty_reason: str | None = None,  # set when the selection cannot match anything
+    ) -> None:
+        self.project = project
+        self.session = session
+        self.since = since
+        self.until = until
+        self.words = words
+        self.empty_reason = empty_reason
 
 
 def reconstruct(
