@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, TextIO
 
 from causantic.errors import ModelUnavailable
 from causantic.model import MODEL_ID
+from causantic.store import vector_index
 from causantic.store import vectors as vec_store
 from causantic.store.db import Store
 
@@ -41,6 +42,7 @@ class EmbedReport:
     stale: int = 0  # chunks with vectors from another model afterwards
     swept: int = 0  # orphaned vec0 rows removed
     topics_joined: int = 0  # new chunks that joined a topic (nearest centroid, threshold)
+    indexed: int = 0  # chunks (re)written into the compact vector index by its refresh
 
     @property
     def rate(self) -> float:
@@ -58,6 +60,7 @@ class EmbedReport:
             "remaining": self.remaining,
             "stale": self.stale,
             "topics_joined": self.topics_joined,
+            "indexed": self.indexed,
         }
 
 
@@ -104,6 +107,9 @@ def embed_pending(
     conn = store.conn
     model_id = embedder.model_id if embedder is not None else MODEL_ID
     report = EmbedReport(model_id)
+    if store.load_vec():
+        report.swept = vec_store.sweep_orphans(conn)
+        report.indexed = vector_index.refresh(conn, model_id)
     todo = vec_store.pending(conn, model_id, stale=reindex)
     if limit is not None:
         todo = todo[: max(0, limit)]
@@ -121,8 +127,6 @@ def embed_pending(
         from causantic.topics.maintain import Assigner
 
         assigner = Assigner.load(conn, model_id, topic_threshold)
-    if store.load_vec():
-        report.swept = vec_store.sweep_orphans(conn)
     for i in range(0, len(todo), batch_size):
         assert embedder is not None
         batch = todo[i : i + batch_size]

@@ -193,16 +193,28 @@ def test_schema_opens_and_embed_fails_cleanly_without_sqlite_vec(
         assert vec_store.counts(store.conn).embedded == 0
 
 
-def test_search_without_sqlite_vec_answers_from_keywords(
+def test_search_without_sqlite_vec_uses_the_vector_index_or_keywords(
     samples_copy: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ):
+    """The compact index needs no sqlite-vec; a store it does not cover yet answers from
+    keywords and says why."""
     import causantic.store.db as db_module
     from causantic.retrieval.search import search
 
     broken = str(tmp_path / "missing" / "vec0")
     monkeypatch.setattr(db_module, "vec_extension_path", lambda: broken)
+    query = "idempotency key for CreateInvoice"
     with open_store(samples_copy, readonly=True) as store:
-        result = search(store, "idempotency key for CreateInvoice", limit=3)
+        assert not store.load_vec()
+        for project in (None, "acme-api"):
+            result = search(store, query, project=project, limit=3)
+            assert result.notice is None
+            assert any("vector" in h.sources for h in result.results)
+    with open_store(samples_copy) as store, store.conn:
+        store.conn.execute("UPDATE chunk_vectors_meta SET windows_q = NULL WHERE rowid = "
+                           "(SELECT min(rowid) FROM chunk_vectors_meta)")
+    with open_store(samples_copy, readonly=True) as store:
+        result = search(store, query, limit=3)
     assert result.results and all(h.sources == ("keyword",) for h in result.results)
     assert result.notice == "Keyword results only: the sqlite-vec extension cannot be loaded."
 

@@ -321,3 +321,27 @@ def index_project_in_fts(conn: apsw.Connection) -> None:
         INSERT INTO chunks_fts(chunks_fts) VALUES ('rebuild');
         """
     )
+
+
+@migration
+def add_vector_index(conn: apsw.Connection) -> None:
+    """The compact vector index of `causantic.store.vector_index`: packed sign bits of each
+    chunk's mean vector in blocks, and int8 window vectors for rescoring. Chunks embedded
+    before it are indexed by the next `embed` (from vec0); until then search uses vec0 alone.
+    """
+    conn.execute(
+        """
+        ALTER TABLE chunk_vectors_meta ADD COLUMN windows_q BLOB;  -- float32 scales + int8
+        CREATE INDEX chunk_vectors_unindexed ON chunk_vectors_meta(model_id)
+            WHERE windows_q IS NULL;
+        CREATE TABLE chunk_vector_blocks (
+            id INTEGER PRIMARY KEY,
+            model_id TEXT NOT NULL,
+            project TEXT NOT NULL,
+            size INTEGER NOT NULL,                 -- entries in this block
+            rowids BLOB NOT NULL,                  -- int64[size]: chunk rowids
+            bits BLOB NOT NULL                     -- uint8[size, dim / 8]: mean-vector signs
+        );
+        CREATE INDEX chunk_vector_blocks_by_project ON chunk_vector_blocks(model_id, project, id);
+        """
+    )

@@ -13,7 +13,8 @@ Layout
   for "is this chunk embedded, by which model": pending chunks are ``chunks LEFT JOIN
   chunk_vectors_meta``; a KNN hit counts only if its meta row exists with the current model.
   The mean vector serves MMR, near-duplicate checks and chain scoring, because point lookups
-  in vec0 are slow (~0.15 ms each).
+  in vec0 are slow (~0.15 ms each). Its `windows_q` column and the `chunk_vector_blocks`
+  table form the compact index of `store.vector_index`, written in the same transaction.
 
 Deletion: a trigger on `chunks` deletes the meta row in the same statement, always (it needs no
 extension). The vec0 rows are deleted in the same transaction by `drop_chunk_vectors`
@@ -32,6 +33,7 @@ from typing import TYPE_CHECKING
 
 import apsw
 
+from causantic.store import vector_index
 from causantic.store.db import vec_extension_path
 
 if TYPE_CHECKING:
@@ -152,6 +154,7 @@ def write_vectors(conn: apsw.Connection, items: Sequence[EmbeddedChunk], model_i
     import numpy as np
 
     stored = 0
+    indexed: list[tuple[int, str, bytes]] = []
     now = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime()) + "Z"
     with conn:
         for item in items:
@@ -177,11 +180,13 @@ def write_vectors(conn: apsw.Connection, items: Sequence[EmbeddedChunk], model_i
             )
             conn.execute(
                 f"INSERT OR REPLACE INTO {META_TABLE}(chunk_rowid, chunk_id, model_id, windows,"
-                " embedded_at, vector) VALUES (?, ?, ?, ?, ?, ?)",
+                " embedded_at, vector, windows_q) VALUES (?, ?, ?, ?, ?, ?, ?)",
                 (item.rowid, item.chunk_id, model_id, len(windows), now,
-                 mean.astype(np.float32).tobytes()),
+                 mean.astype(np.float32).tobytes(), vector_index.quantize(windows)),
             )
+            indexed.append((item.rowid, item.project, vector_index.sign_bits(mean).tobytes()))
             stored += 1
+        vector_index.append(conn, model_id, indexed)
     return stored
 
 
