@@ -31,6 +31,10 @@ _ERROR_LINE_RE = re.compile(
     r"^.*(?:error|fail|panic|exception|traceback|fatal|denied|not found|cannot|undefined).*$",
     re.I | re.M,
 )
+_ERROR_WORDS = ("error", "fail", "panic", "exception", "traceback", "fatal", "denied", "not found",
+                "cannot", "undefined")  # the words of _ERROR_LINE_RE, lower case
+# The only non-ASCII characters that re.I matches to a letter of those words (İ, ı, Kelvin K).
+_FOLDS_TO_ASCII = ("\u0130", "\u0131", "\u212a")
 _CONTINUED = "[…continued]"
 
 
@@ -201,8 +205,7 @@ def trim_output(text: str, tool: str, is_error: bool) -> str:
         return "\n".join(_clip(line, 400) for line in lines)
     head, tail = lines[:15], lines[-8:] if len(lines) > 23 else []
     middle = lines[15 : len(lines) - len(tail)]
-    # One scan over the joined middle (not a regex call per line): huge outputs are common.
-    errors = [m.group(0) for _, m in zip(range(10), _ERROR_LINE_RE.finditer("\n".join(middle)))]
+    errors = _error_lines("\n".join(middle), 10)
     out = [_clip(line, 400) for line in head]
     omitted = len(middle) - len(errors)
     if errors:
@@ -212,6 +215,34 @@ def trim_output(text: str, tool: str, is_error: bool) -> str:
         out.append(f"[… {omitted} lines omitted …]")
     out += [_clip(line, 400) for line in tail]
     return "\n".join(out)
+
+
+def _error_lines(text: str, limit: int) -> list[str]:
+    """The first `limit` lines of `text` that `_ERROR_LINE_RE` matches, in order.
+
+    Huge outputs are common, and the regex tries its alternatives at every position; plain
+    `str.find` of each word in the lower-cased text gives the same lines several times faster.
+    That holds while lower-casing keeps every offset and no character folds to an ASCII letter
+    only under re.I; otherwise the regex decides.
+    """
+    low = text.lower()
+    if len(low) != len(text) or any(c in text for c in _FOLDS_TO_ASCII):
+        return [m.group(0) for _, m in zip(range(limit), _ERROR_LINE_RE.finditer(text))]
+    found = {w: low.find(w) for w in _ERROR_WORDS}
+    out: list[str] = []
+    while len(out) < limit:
+        hits = [i for i in found.values() if i != -1]
+        if not hits:
+            break
+        at = min(hits)
+        end = text.find("\n", at)
+        if end == -1:
+            end = len(text)
+        out.append(text[text.rfind("\n", 0, at) + 1 : end])
+        for w, i in found.items():
+            if i != -1 and i < end:
+                found[w] = low.find(w, end)
+    return out
 
 
 def _meta(turn: Turn, blocks: list[Block], part: int, redact: Redact) -> dict[str, Any]:

@@ -271,3 +271,19 @@ def test_project_identity_uses_git_on_disk(tmp_path: Path):
     (wt / ".git").write_text(f"gitdir: {main}/.git/worktrees/wt1\n")
     assert project_for_cwd(str(wt / "sub")).name == "mainrepo"
     assert project_for_cwd(str(main)).name == "mainrepo"
+
+
+def test_long_tool_output_keeps_its_first_error_lines_whatever_the_characters():
+    """The word search behind trim_output finds the same lines as the error-line regex."""
+    import re
+
+    from causantic.chunking import _ERROR_LINE_RE, _error_lines, trim_output
+
+    middle = ["ok"] * 5 + ["  FAILED tests/x.py", "ok", "Error: boom; another error", "cannot open"]
+    out = trim_output("\n".join(["head"] * 15 + middle * 4 + ["tail"] * 8), "Bash", False)
+    assert out.count("FAILED tests/x.py") == 4 and out.count("cannot open") == 3  # 10 kept
+    assert "[… 26 lines omitted; error lines kept …]" in out
+    for text in ["", "no match\nhere", "x\nTRACEBAC\u212a here\nnot\nfound\nNot Found",
+                 "\u0130 err\u0131r\nerror", "it did fa\u0131l\nok", "caf\u00e9 panic\n\nundefined", "fatalfatal\nok"]:
+        want = [m.group(0) for _, m in zip(range(2), re.finditer(_ERROR_LINE_RE, text))]
+        assert _error_lines(text, 2) == want
