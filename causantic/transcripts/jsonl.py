@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 _DECODER = json.JSONDecoder()
+_SCAN = _DECODER.scan_once  # (text, index) -> (value, end); what json.loads runs underneath
 _HEAD = 1024  # the top-level "type" key sits within the first bytes of every record
 
 
@@ -45,7 +46,7 @@ def iter_records(data: bytes, start: int, stats: ReadStats) -> Iterator[tuple[in
         line = data[pos:line_end]
         offset = pos
         next_pos = line_end + 1 if terminated else end
-        if line.strip():
+        if line[:1] == b"{" or line.strip():
             if terminated and _skippable(line):
                 stats.skipped_lines += 1
             else:
@@ -62,14 +63,25 @@ def iter_records(data: bytes, start: int, stats: ReadStats) -> Iterator[tuple[in
 
 
 def _skippable(line: bytes) -> bool:
-    head = line[:_HEAD]
-    if b'"type":"progress"' in head or b'"type": "progress"' in head:
-        return b'"agent_progress"' not in line[:4096]
-    return head.startswith((b'{"type":"file-history-snapshot"', b'{"type": "file-history-snapshot"'))
+    find = line.find  # bounded finds: no copies of the line's head
+    if find(b'"type":"progress"', 0, _HEAD) != -1 or find(b'"type": "progress"', 0, _HEAD) != -1:
+        return find(b'"agent_progress"', 0, 4096) == -1
+    return line.startswith((b'{"type":"file-history-snapshot"', b'{"type": "file-history-snapshot"'))
 
 
 def _decode_line(line: bytes) -> list[dict] | None:
     """Decode one line into its JSON objects; None if nothing in it is usable."""
+    if line[:1] == b"{" and line[-1:] == b"}":
+        # The usual line: one object, valid UTF-8. Decoding it directly skips json.loads'
+        # encoding detection and wrappers; anything else takes the careful path below.
+        try:
+            text = line.decode()
+            value, end = _SCAN(text, 0)
+        except (ValueError, StopIteration):  # UnicodeDecodeError is a ValueError
+            pass
+        else:
+            if end == len(text):
+                return [value]
     try:
         value = json.loads(line)
     except UnicodeDecodeError:
