@@ -7,10 +7,15 @@ file is parsed from the start of its newest turn: the chunks read from there are
 and the stream is relinked so the first new chunk follows the previous tail. A rewritten or
 truncated file is read again from the start.
 
-Each file is written in one short transaction (compute first, then write), which also
-re-checks the checkpoint: if another process ingested the same file meanwhile, the work is
-redone from the new checkpoint. Chunk ids are content hashes and edges are unique, so
-ingesting twice, concurrently, or after a crash half way gives the same store as once.
+Files are read and chunked outside any transaction, then written in batches: the files read
+since the last write, up to about `_BATCH_BYTES` of transcript, go into one short transaction
+with their checkpoints, and the sessions they touched are relinked and their states
+recomputed once, at the end of that same transaction (not once per file: a session's
+sub-agent files would each redo the whole session). The transaction re-checks every file's
+checkpoint: a file another process ingested meanwhile is left out and redone from its new
+checkpoint. A batch commits or vanishes as a whole, chunk ids are content hashes and edges
+are unique, so ingesting twice, concurrently, or after a crash half way gives the same store
+as once.
 """
 
 from __future__ import annotations
@@ -40,6 +45,7 @@ from causantic.transcripts.turns import ParsedFile, is_warmup, parse_transcript
 Redact = Callable[[str], tuple[str, int]]
 _HEAD_BYTES = 4096
 _RETRIES = 5
+_BATCH_BYTES = 16 << 20  # transcript bytes read per write transaction, about
 
 
 @dataclass
@@ -84,6 +90,9 @@ def ingest_paths(
 ) -> IngestReport:
     """Ingest every transcript under `paths` (files or folders) into the store.
 
+    `on_file` is called once per file, after the file's work is committed (or found
+    unnecessary, or failed).
+
     Raises
     ------
     UsageError : a path does not exist.
@@ -94,13 +103,17 @@ def ingest_paths(
     except FileNotFoundError as exc:
         raise UsageError(f"no such file or folder: {exc}") from exc
     report = IngestReport(files=len(found))
+    batch: list[_Read] = []
+    batch_bytes = 0
     for tf in found:
-        try:
-            ingest_file(store, tf, redact, report, max_tokens=max_tokens)
-        except (OSError, ValueError) as exc:
-            report.problems.append(f"{tf.path}: {exc}")
-        if on_file is not None:
-            on_file(tf, report)
+        item = _read_or_report(store, tf, redact, report, max_tokens, on_file)
+        if item is not None:
+            batch.append(item)
+            batch_bytes += item.bytes_read
+            if batch_bytes >= _BATCH_BYTES:
+                _commit(store, batch, redact, report, max_tokens, on_file)
+                batch, batch_bytes = [], 0
+    _commit(store, batch, redact, report, max_tokens, on_file)
     report.seconds = time.perf_counter() - started
     return report
 
@@ -114,40 +127,94 @@ def ingest_file(
     max_tokens: int = DEFAULT_MAX_TOKENS,
 ) -> None:
     """Ingest one transcript file incrementally (see the module docstring)."""
+    item = _read_or_report(store, tf, redact, report, max_tokens, None)
+    if item is not None:
+        _commit(store, [item], redact, report, max_tokens, None)
+
+
+@dataclass
+class _Read:
+    """One file read and chunked, waiting to be written."""
+
+    tf: TranscriptFile
+    path: str
+    st: os.stat_result
+    head: str
+    start: int
+    checkpoint: file_table.Checkpoint | None
+    parsed: ParsedFile  # its turns are dropped once chunked
+    chunks: list[Chunk]
+    warmup: bool
+    attempt: int
+
+    @property
+    def bytes_read(self) -> int:
+        return self.st.st_size - self.start
+
+
+def _read_or_report(
+    store: Store,
+    tf: TranscriptFile,
+    redact: Redact,
+    report: IngestReport,
+    max_tokens: int,
+    on_file: Callable[[TranscriptFile, IngestReport], None] | None,
+    attempt: int = 0,
+) -> _Read | None:
+    """`_read`, with a failure or an unchanged file reported (and `on_file` told) here."""
+    try:
+        item = _read(store, tf, redact, report, max_tokens, attempt)
+    except (OSError, ValueError) as exc:
+        report.problems.append(f"{tf.path}: {exc}")
+        item = None
+    if item is None and on_file is not None:
+        on_file(tf, report)
+    return item
+
+
+def _read(
+    store: Store,
+    tf: TranscriptFile,
+    redact: Redact,
+    report: IngestReport,
+    max_tokens: int,
+    attempt: int,
+) -> _Read | None:
+    """Read a file from its checkpoint and chunk it; None if there is nothing to do."""
     conn = store.conn
     path = str(tf.path.resolve())
-    for _ in range(_RETRIES):
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return None  # deleted since discovery (Claude Code's cleanup): nothing to do
+    checkpoint = file_table.get_checkpoint(conn, path)
+    if checkpoint is not None and checkpoint.same_stat(
+        st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns
+    ):
+        report.files_unchanged += 1
+        return None
+    with open(path, "rb") as f:
+        data = _map(f, st.st_size)
         try:
-            st = os.stat(path)
-        except FileNotFoundError:
-            return  # deleted since discovery (Claude Code's cleanup): nothing to do
-        checkpoint = file_table.get_checkpoint(conn, path)
-        if checkpoint is not None and checkpoint.same_stat(
-            st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns
-        ):
-            report.files_unchanged += 1
-            return
-        with open(path, "rb") as f:
-            data = _map(f, st.st_size)
-            try:
-                head = hashlib.sha1(data[:_HEAD_BYTES]).hexdigest()
-                start, state = 0, {}
-                if (
-                    checkpoint is not None
-                    and st.st_size >= checkpoint.complete_offset
-                    and _head_matches(data, checkpoint)
-                ):
-                    start, state = checkpoint.resume_offset, checkpoint.resume_state
-                parsed = _parse(tf, data, start, state)
-            finally:
-                if isinstance(data, mmap.mmap):
-                    data.close()
-        chunks, projects, sessions = _prepare(conn, tf, parsed, redact, max_tokens)
-        if _write(store, tf, path, st, head, start, checkpoint, parsed, chunks, projects, sessions, report):
-            report.files_read += 1
-            report.bad_lines += parsed.stats.bad_lines
-            return
-    report.problems.append(f"{path}: changed by another process during every attempt; skipped")
+            head = hashlib.sha1(data[:_HEAD_BYTES]).hexdigest()
+            start, state = 0, {}
+            if (
+                checkpoint is not None
+                and st.st_size >= checkpoint.complete_offset
+                and _head_matches(data, checkpoint)
+            ):
+                start, state = checkpoint.resume_offset, checkpoint.resume_state
+            parsed = _parse(tf, data, start, state)
+        finally:
+            if isinstance(data, mmap.mmap):
+                data.close()
+    warmup = tf.kind == "subagent" and is_warmup(parsed)
+    chunks: list[Chunk] = []
+    if not warmup:
+        for turn in parsed.turns:
+            chunks += chunk_turn(turn, redact, max_tokens)
+    parsed.turns = []  # the tool outputs they hold are no longer needed
+    return _Read(tf, path, st, head, start, checkpoint, parsed, chunks, warmup, attempt)
 
 
 def _map(f, size: int) -> bytes | mmap.mmap:
@@ -178,16 +245,10 @@ def _parse(tf: TranscriptFile, data: bytes | mmap.mmap, start: int, state: dict)
     )
 
 
-def _prepare(
-    conn: apsw.Connection,
-    tf: TranscriptFile,
-    parsed: ParsedFile,
-    redact: Redact,
-    max_tokens: int,
-) -> tuple[list[Chunk], dict[str, str], list[SessionRow]]:
-    """Chunks, each session's project, and session rows: all computed before writing."""
-    if tf.kind == "subagent" and is_warmup(parsed):
-        return [], {}, []
+def _session_rows(
+    conn: apsw.Connection, tf: TranscriptFile, parsed: ParsedFile
+) -> tuple[dict[str, str], list[SessionRow]]:
+    """Each session's project and its row, from what the file says and what is stored."""
     projects: dict[str, str] = {}
     rows: list[SessionRow] = []
     ordered = sorted(parsed.sessions.values(), key=lambda s: (s.start_time or "", s.session_id))
@@ -215,73 +276,122 @@ def _prepare(
                 forked_from=info.forked_from,
             )
         )
-    chunks: list[Chunk] = []
-    for turn in parsed.turns:
-        chunks += chunk_turn(turn, redact, max_tokens)
-    return chunks, projects, rows
+    return projects, rows
+
+
+def _commit(
+    store: Store,
+    batch: list[_Read],
+    redact: Redact,
+    report: IngestReport,
+    max_tokens: int,
+    on_file: Callable[[TranscriptFile, IngestReport], None] | None,
+) -> None:
+    """Write a batch; files another process changed meanwhile are read again and retried."""
+    while batch:
+        try:
+            written, stale = _write(store, batch, report)
+        except (OSError, ValueError) as exc:
+            if len(batch) > 1:  # find the culprit: every other file still gets written
+                for item in batch:
+                    _commit(store, [item], redact, report, max_tokens, on_file)
+                return
+            report.problems.append(f"{batch[0].tf.path}: {exc}")
+            written, stale = [], []
+            if on_file is not None:
+                on_file(batch[0].tf, report)
+        for item in written:
+            report.files_read += 1
+            report.bad_lines += item.parsed.stats.bad_lines
+            if on_file is not None:
+                on_file(item.tf, report)
+        batch = []
+        for item in stale:
+            if item.attempt + 1 >= _RETRIES:
+                report.problems.append(
+                    f"{item.path}: changed by another process during every attempt; skipped"
+                )
+                if on_file is not None:
+                    on_file(item.tf, report)
+                continue
+            again = _read_or_report(
+                store, item.tf, redact, report, max_tokens, on_file, item.attempt + 1
+            )
+            if again is not None:
+                batch.append(again)
 
 
 def _write(
-    store: Store,
-    tf: TranscriptFile,
-    path: str,
-    st: os.stat_result,
-    head: str,
-    start: int,
-    checkpoint: file_table.Checkpoint | None,
-    parsed: ParsedFile,
-    chunks: list[Chunk],
-    projects: dict[str, str],
-    sessions: list[SessionRow],
-    report: IngestReport,
-) -> bool:
-    """Write one file's results in one transaction; False if another process got there first."""
+    store: Store, batch: list[_Read], report: IngestReport
+) -> tuple[list[_Read], list[_Read]]:
+    """Write a batch in one transaction: (files written, files changed by another process)."""
     conn = store.conn
+    written: list[_Read] = []
+    stale: list[_Read] = []
+    added_total = replaced_total = redactions = 0
+    touched: set[str] = set()
+    touched_projects: set[str] = set()
     try:
         with conn:
-            now = file_table.get_checkpoint(conn, path)
-            if now != checkpoint:
-                return False
-            file_id = file_table.ensure_file(
-                conn, path, tf.kind, tf.session_hint, tf.agent_id
-            )
-            forgotten = forgotten_keys(conn, "session", [row.id for row in sessions])
-            for row in sessions:
-                if row.id not in forgotten:  # a forgotten session stays gone, title included
-                    upsert_session(conn, row)
-            # Sub-agent chunks take the project of the stored parent session.
-            for sid in {c.session_id for c in chunks} - set(projects):
-                known = get_session(conn, sid)
-                projects[sid] = known.project if known else "unknown"
-            replaced = delete_from(conn, file_id, start)
-            added = insert_chunks(conn, chunks, projects, file_id)
-            touched = {c.session_id for c in chunks} | {s.id for s in sessions}
+            for item in batch:
+                if file_table.get_checkpoint(conn, item.path) != item.checkpoint:
+                    stale.append(item)
+                    continue
+                added, replaced, sessions, projects = _write_file(conn, item)
+                touched |= sessions
+                touched_projects |= projects
+                added_total += max(0, added - min(added, replaced))
+                replaced_total += min(added, replaced)
+                redactions += sum(c.redactions for c in item.chunks)
+                written.append(item)
             edges = sum(link_session(conn, sid) for sid in sorted(touched))
-            for project in sorted({projects.get(s, "unknown") for s in touched}):
+            for project in sorted(touched_projects):
                 edges += link_project_continuations(conn, project)
             refresh_session_states(conn, touched)
-            file_table.save_checkpoint(
-                conn,
-                file_id,
-                dev=st.st_dev,
-                ino=st.st_ino,
-                size=st.st_size,
-                mtime_ns=st.st_mtime_ns,
-                head_hash=head,
-                complete_offset=parsed.stats.complete_offset,
-                resume_offset=parsed.resume_offset,
-                resume_state=parsed.resume_state,
-                bad_lines=parsed.stats.bad_lines,
-                session_id=next(iter(parsed.sessions), ""),
-            )
     except apsw.BusyError as exc:
+        names = ", ".join(item.tf.path.name for item in batch[:3])
         raise CausanticError(
-            f"{store.path.name} stayed locked for 5 s while ingesting {tf.path.name}; "
-            "another causantic process is writing. Try again."
+            f"{store.path.name} stayed locked for 5 s while ingesting {names}"
+            f"{' and more' if len(batch) > 3 else ''}; another causantic process is writing."
+            " Try again."
         ) from exc
-    report.chunks_added += max(0, added - min(added, replaced))
-    report.chunks_replaced += min(added, replaced)
+    report.chunks_added += added_total
+    report.chunks_replaced += replaced_total
     report.edges_added += edges
     report.sessions |= touched
-    report.redactions += sum(c.redactions for c in chunks)
-    return True
+    report.redactions += redactions
+    return written, stale
+
+
+def _write_file(conn: apsw.Connection, item: _Read) -> tuple[int, int, set[str], set[str]]:
+    """One file's rows (inside `_write`'s transaction): (added, replaced, sessions, projects)."""
+    tf, parsed, chunks = item.tf, item.parsed, item.chunks
+    projects, sessions = ({}, []) if item.warmup else _session_rows(conn, tf, parsed)
+    file_id = file_table.ensure_file(conn, item.path, tf.kind, tf.session_hint, tf.agent_id)
+    forgotten = forgotten_keys(conn, "session", [row.id for row in sessions])
+    for row in sessions:
+        if row.id not in forgotten:  # a forgotten session stays gone, title included
+            upsert_session(conn, row)
+    # Sub-agent chunks take the project of the stored parent session.
+    for sid in {c.session_id for c in chunks} - set(projects):
+        known = get_session(conn, sid)
+        projects[sid] = known.project if known else "unknown"
+    replaced = delete_from(conn, file_id, item.start)
+    added = insert_chunks(conn, chunks, projects, file_id)
+    st = item.st
+    file_table.save_checkpoint(
+        conn,
+        file_id,
+        dev=st.st_dev,
+        ino=st.st_ino,
+        size=st.st_size,
+        mtime_ns=st.st_mtime_ns,
+        head_hash=item.head,
+        complete_offset=parsed.stats.complete_offset,
+        resume_offset=parsed.resume_offset,
+        resume_state=parsed.resume_state,
+        bad_lines=parsed.stats.bad_lines,
+        session_id=next(iter(parsed.sessions), ""),
+    )
+    touched = {c.session_id for c in chunks} | {s.id for s in sessions}
+    return added, replaced, touched, {projects.get(s, "unknown") for s in touched}
