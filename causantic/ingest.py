@@ -8,14 +8,14 @@ and the stream is relinked so the first new chunk follows the previous tail. A r
 truncated file is read again from the start.
 
 Files are read and chunked outside any transaction, then written in batches: the files read
-since the last write, up to about `_BATCH_BYTES` of transcript, go into one short transaction
-with their checkpoints, and the sessions they touched are relinked and their states
-recomputed once, at the end of that same transaction (not once per file: a session's
-sub-agent files would each redo the whole session). The transaction re-checks every file's
-checkpoint: a file another process ingested meanwhile is left out and redone from its new
-checkpoint. A batch commits or vanishes as a whole, chunk ids are content hashes and edges
-are unique, so ingesting twice, concurrently, or after a crash half way gives the same store
-as once.
+since the last write, up to about `_BATCH_BYTES` of transcript (a session is never split from
+its sub-agent files), go into one short transaction with their checkpoints, and the sessions
+they touched are relinked and their states recomputed once, at the end of that same
+transaction (not once per file, which redid a whole session for each of its sub-agents). The
+transaction re-checks every file's checkpoint: a file another process ingested meanwhile is
+left out and redone from its new checkpoint. A batch commits or vanishes as a whole, chunk
+ids are content hashes and edges are unique, so ingesting twice, concurrently, or after a
+crash half way gives the same store as once.
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ from causantic.transcripts.turns import ParsedFile, is_warmup, parse_transcript
 Redact = Callable[[str], tuple[str, int]]
 _HEAD_BYTES = 4096
 _RETRIES = 5
-_BATCH_BYTES = 16 << 20  # transcript bytes read per write transaction, about
+_BATCH_BYTES = 8 << 20  # transcript bytes read per write transaction, about
 
 
 @dataclass
@@ -105,17 +105,38 @@ def ingest_paths(
     report = IngestReport(files=len(found))
     batch: list[_Read] = []
     batch_bytes = 0
-    for tf in found:
+    for tf in _with_sub_agents_after_parents(found):
+        # Cut only before a main session, so a session's sub-agent files share its batch
+        # (its links and state are then computed once).
+        if batch_bytes >= _BATCH_BYTES and tf.kind == "session":
+            _commit(store, batch, redact, report, max_tokens, on_file)
+            batch, batch_bytes = [], 0
         item = _read_or_report(store, tf, redact, report, max_tokens, on_file)
         if item is not None:
             batch.append(item)
             batch_bytes += item.bytes_read
-            if batch_bytes >= _BATCH_BYTES:
-                _commit(store, batch, redact, report, max_tokens, on_file)
-                batch, batch_bytes = [], 0
     _commit(store, batch, redact, report, max_tokens, on_file)
     report.seconds = time.perf_counter() - started
     return report
+
+
+def _with_sub_agents_after_parents(found: list[TranscriptFile]) -> list[TranscriptFile]:
+    """Discovery order (main sessions first), but each session's sub-agent files (known by
+    their folder) right after it. Sub-agent files of unknown parents stay at the end."""
+    parents = {tf.session_hint for tf in found if tf.kind == "session" and tf.session_hint}
+    children: dict[str, list[TranscriptFile]] = {}
+    rest: list[TranscriptFile] = []
+    for tf in found:
+        if tf.kind == "subagent" and tf.session_hint in parents:
+            children.setdefault(tf.session_hint, []).append(tf)
+        elif tf.kind == "subagent":
+            rest.append(tf)
+    out: list[TranscriptFile] = []
+    for tf in found:
+        if tf.kind == "session":
+            out.append(tf)
+            out += children.pop(tf.session_hint, []) if tf.session_hint else []
+    return out + rest
 
 
 def ingest_file(

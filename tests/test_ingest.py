@@ -155,6 +155,30 @@ def test_samples_chain_through_sub_agent_and_continued_session(tmp_path: Path):
     conn.close()
 
 
+def test_batch_size_does_not_change_the_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """One transaction per session (and its sub-agents) or one for everything: same rows,
+    links and session states."""
+    import causantic.ingest as ingest_module
+
+    def states(db: Path) -> list:
+        conn = apsw.Connection(str(db))
+        try:
+            return conn.execute(
+                "SELECT session_id, project, start_time, end_time, chunks, state"
+                " FROM session_state ORDER BY 1"
+            ).fetchall()
+        finally:
+            conn.close()
+
+    monkeypatch.setattr(ingest_module, "_BATCH_BYTES", 0)
+    small = ingest(tmp_path / "small.db", SAMPLES)
+    monkeypatch.setattr(ingest_module, "_BATCH_BYTES", 1 << 40)
+    big = ingest(tmp_path / "big.db", SAMPLES)
+    assert small.files_read == big.files_read == 4
+    assert snapshot(tmp_path / "small.db") == snapshot(tmp_path / "big.db")
+    assert states(tmp_path / "small.db") == states(tmp_path / "big.db") != []
+
+
 def test_forgotten_chunks_are_not_restored_by_reingest(tmp_path: Path):
     db = tmp_path / "m.db"
     ingest(db, SAMPLES)
