@@ -10,11 +10,11 @@ import json
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from causantic.config import Settings, load_settings
 from causantic.errors import CausanticError
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing on the hook path
 if TYPE_CHECKING:
     import argparse  # imported where used: hooks dispatch before any parsing (main)
 

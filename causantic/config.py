@@ -32,9 +32,12 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 from causantic.errors import UsageError
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing on the hook path
+if TYPE_CHECKING:
+    from typing import Any
 
 HARD_INJECTION_CAP = 9_500  # Claude Code truncates injected context over 10,000 characters.
 

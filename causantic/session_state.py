@@ -36,11 +36,14 @@ import json
 import re
 from collections import deque
 from collections.abc import Iterable
-from typing import Any
 
 import apsw
 
 from causantic.store import session_state as table
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing on the hook path
+if TYPE_CHECKING:
+    from typing import Any
 
 
 class _LazyPattern:

@@ -32,11 +32,14 @@ import select
 import sys
 import time
 from pathlib import Path
-from typing import Any
 
 from causantic.claude import status
 from causantic.config import HARD_INJECTION_CAP, Settings, load_settings
 from causantic.markers import wrap_memory
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing on the hook path
+if TYPE_CHECKING:
+    from typing import Any
 
 EVENTS = ("session-start", "user-prompt-submit", "pre-compact", "session-end")
 EVENT_NAMES = {

@@ -15,7 +15,6 @@ the archive, see `causantic/_bootstrap.py`) defines, else by the path Python was
 from __future__ import annotations
 
 import os
-import shlex
 import sys
 from pathlib import Path
 
@@ -46,4 +45,6 @@ def self_command(archive: Path | None = None) -> list[str]:
 
 def shell_join(argv: list[str]) -> str:
     """One shell command line (Claude Code runs hook commands with `sh -c`)."""
+    import shlex  # only install needs it, not the hooks that start workers
+
     return " ".join(shlex.quote(a) for a in argv)

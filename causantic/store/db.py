@@ -9,7 +9,6 @@ SQLite gives the -wal and -shm files the database file's mode.
 from __future__ import annotations
 
 import contextlib
-import importlib.util
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -57,6 +56,8 @@ class Store:
 
 def vec_extension_path() -> str | None:
     """Path of sqlite-vec's loadable library without the suffix, or None if not installed."""
+    import importlib.util  # here, not at the top: readers that never load vectors skip it
+
     spec = importlib.util.find_spec("sqlite_vec")
     if spec is None or not spec.submodule_search_locations:
         return None
