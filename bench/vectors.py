@@ -17,7 +17,10 @@
    many windows per chunk as real chunks have (drawn from the shared transcripts'
    distribution, ~4.2 on average: ~420,000 vectors). ``search(mode="hybrid")`` end to end
    with the model loaded and the query-vector cache emptied before every call (so each call
-   embeds its query), with a project filter (target p95 < 60 ms) and without.
+   embeds its query), with a project filter and without (target p95 < 60 ms for both). Without
+   a filter the vector side runs on the compact index (`causantic.store.vector_index`).
+   3b. **The compact index on real vectors**: its answers against vec0's exact KNN on the
+   embedded shared transcripts, with its candidate pool forced down to 5-10 % of the chunks.
 4. **Memory.** Peak RSS of a fresh process that loads the model, embeds 40 real chunks through
    the pipeline and runs hybrid searches (target < 300 MB).
 
@@ -40,6 +43,7 @@ from typing import Any
 
 from bench.common import (
     REPO_ROOT,
+    TRANSCRIPTS_DIR,
     cli_main,
     peak_rss_mb,
     percentile,
@@ -253,7 +257,7 @@ def hybrid_db(n: int) -> Path:
 
     from bench.corpus import corpus
     from causantic.model import DIM, MODEL_ID
-    from causantic.store import open_store
+    from causantic.store import open_store, vector_index
     from causantic.store import vectors as vec_store
 
     base = corpus(n).path
@@ -292,6 +296,7 @@ def hybrid_db(n: int) -> Path:
                 conn.executemany(
                     f"INSERT INTO {vec_store.META_TABLE}(chunk_rowid, chunk_id, model_id, windows,"
                     " embedded_at, vector) VALUES (?,?,?,?,?,?)", meta_rows)
+        vector_index.refresh(conn, MODEL_ID)  # the compact index, from the vec0 rows
         conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     os.replace(tmp, path)
     return path
@@ -335,10 +340,55 @@ def hybrid(tiny: bool) -> dict[str, Any]:
             out[label] = {**_summary(samples), "cpu_p50_ms": round(percentile(cpu, 50), 2),
                           "cpu_p95_ms": round(percentile(cpu, 95), 2)}
     rows = [{"search": label, "chunks": out["chunks"], "vectors": out["vectors"], **out[label],
-             "target p95": f"< {TARGETS['hybrid_p95_ms']:g} ms" if label == "hybrid, project filter"
+             "target p95": f"< {TARGETS['hybrid_p95_ms']:g} ms" if label.startswith("hybrid")
              else ""}
             for label, _, _ in cases]
     print_table("Search end to end at 100k chunks (model loaded, query embedded every call)", rows)
+    return out
+
+
+# -- 3b. the compact index on real vectors ---------------------------------------------------
+
+
+def index_quality(tiny: bool) -> dict[str, Any]:
+    """The compact index against vec0's exact KNN on the shared transcripts' real vectors.
+
+    The index rescores at least 1,000 chunks, so on this small store it is exact; to see
+    what its Hamming pass loses at 100,000 chunks (a pool of 1 %), the pool is forced down
+    to 5 % and 10 % of the chunks here. For each coding query (bench/queries/coding.json):
+    hit@1 / hit@5 of the answering session, and how many of the exact top 10 it returns.
+    """
+    from bench.search_quality import build_db, cache_root, load_queries
+    from causantic.retrieval import vector as vec
+    from causantic.store import open_store
+
+    if tiny:
+        return {"skipped": "--tiny (needs the embedded shared transcripts)"}
+    db = build_db(cache_root() / "search-quality", [TRANSCRIPTS_DIR])
+    queries = load_queries()
+    out: dict[str, Any] = {}
+    with open_store(db, readonly=True) as store:
+        assert store.load_vec(), "sqlite-vec cannot load"
+        conn = store.conn
+        chunks = int(conn.execute("SELECT count(*) FROM chunk_vectors_meta").fetchone()[0])
+        session_of = dict(conn.execute("SELECT id, session_id FROM chunks").fetchall())
+        pools = {"exact (vec0)": None, "index, pool 10 %": chunks // 10,
+                 "index, pool 5 %": chunks // 20}
+        for label, pool in pools.items():
+            hit1 = hit5 = overlap = 0
+            for q in queries:
+                qvec = vec.query_vector(q["query"])
+                exact = [c for c, _ in vec._vec0_search(conn, qvec, None, 10)][:10]
+                got = exact if pool is None else [
+                    c for c, _ in vec._index_search(conn, qvec, None, 10, pool=pool)]
+                ok = [any(session_of[c].startswith(s) for s in q["sessions"]) for c in got[:5]]
+                hit1 += bool(ok and ok[0])
+                hit5 += any(ok)
+                overlap += len(set(got) & set(exact))
+            out[label] = {"pool": pool or chunks, "hit@1": hit1, "hit@5": hit5,
+                          "exact top-10 kept": round(overlap / (10 * len(queries)), 3)}
+    rows = [{"search": k, "chunks": chunks, "queries": len(queries), **v} for k, v in out.items()]
+    print_table("Compact index vs exact KNN, real vectors (shared transcripts)", rows)
     return out
 
 
@@ -390,12 +440,15 @@ def run(tiny: bool = False) -> dict[str, Any]:
         "throughput": throughput(tiny),
         "knn": knn(tiny),
         "hybrid": hybrid(tiny),
+        "index_quality": index_quality(tiny),
         "targets": TARGETS,
     }
     met = {
         "throughput_ratio": result["throughput"]["ratio"] >= TARGETS["throughput_ratio"],
         "knn_p95_ms": result["knn"]["project filter"]["p95_ms"] < TARGETS["knn_p95_ms"],
-        "hybrid_p95_ms": result["hybrid"]["hybrid, project filter"]["p95_ms"] < TARGETS["hybrid_p95_ms"],
+        "hybrid_p95_ms": max(result["hybrid"]["hybrid, project filter"]["p95_ms"],
+                             result["hybrid"]["hybrid, no filter"]["p95_ms"])
+        < TARGETS["hybrid_p95_ms"],
         "rss_mb": result["memory"]["peak_rss_mb"] < TARGETS["rss_mb"],
     }
     result["met"] = met

@@ -164,7 +164,8 @@ def _use_index(store: Store, project: str | None) -> bool:
 
 
 def _index_search(
-    conn: apsw.Connection, qvec: np.ndarray, project: str | None, limit: int
+    conn: apsw.Connection, qvec: np.ndarray, project: str | None, limit: int,
+    pool: int | None = None,
 ) -> list[tuple[str, float]]:
     """Hamming distance of mean-vector sign bits picks candidates; int8 windows rescore them.
 
@@ -177,7 +178,8 @@ def _index_search(
     rowids, bits = vector_index.load(conn, MODEL_ID, project)
     if not len(rowids):
         return []
-    pool = max(INDEX_CANDIDATES, limit * CANDIDATES_PER_RESULT)
+    if pool is None:
+        pool = max(INDEX_CANDIDATES, limit * CANDIDATES_PER_RESULT)
     if len(rowids) > pool:
         distance = vector_index.hamming(bits, vector_index.sign_bits(qvec))
         rowids = rowids[np.argpartition(distance, pool - 1)[:pool]]
