@@ -119,11 +119,15 @@ def test_index_keeps_the_nearest_chunks_when_it_prunes(indexed, monkeypatch):
     assert np.mean(shortfall) / 10 < 0.01, shortfall
 
 
-def test_search_uses_the_index_without_a_filter_and_vec0_for_a_small_project(indexed):
+def test_search_uses_the_index_without_a_filter_and_vec0_for_a_small_project(
+    indexed, monkeypatch
+):
     path, _ = indexed
     with open_store(path, readonly=True) as store:
         assert vector_mod._use_index(store, None)
-        assert not vector_mod._use_index(store, "p1")
+        assert not vector_mod._use_index(store, "p1")  # 1,000 chunks
+        monkeypatch.setattr(vector_mod, "EXACT_PROJECT_MAX", 999)
+        assert vector_mod._use_index(store, "p1")
         q = np.ones(DIM, dtype=np.float32) / np.sqrt(DIM)
         hits = vector_mod.vector_search(store, q, limit=5).hits
         assert len(hits) == 5 and hits == sorted(hits, key=lambda h: -h[1])
