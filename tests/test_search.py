@@ -138,3 +138,24 @@ def test_near_duplicate_check_survives_the_shingle_sample():
     assert similar_text(repeat, kept)
     assert similar_text(shingles(" ".join(f"word{i}" for i in range(50, 350))), kept)
     assert not similar_text(shingles(" ".join(f"term{i}" for i in range(400))), kept)
+
+
+def test_remembered_word_counts_follow_writes_from_any_connection(tmp_path: Path):
+    from causantic.retrieval.fts import _doc_count
+
+    def add(store, i: int) -> None:
+        with store.conn:
+            store.conn.execute(
+                "INSERT INTO chunks(id, session_id, project, offset, part, turn, kind,"
+                " start_time, end_time, text, tokens) VALUES (?,?,?,?,0,0,'turn','t','t',?,9)",
+                (f"c{i}", "s", "p", i, "zebra crossing"),
+            )
+
+    db = tmp_path / "m.db"
+    with open_store(db) as reader, open_store(db) as writer:
+        assert _doc_count(reader.conn, "zebra") == 0
+        add(reader, 1)  # this connection
+        assert _doc_count(reader.conn, "zebra") == 1
+        add(writer, 2)  # another one
+        assert _doc_count(reader.conn, "zebra") == 2
+        assert _doc_count(writer.conn, "zebra") == 2
