@@ -1,22 +1,28 @@
-"""Combining ranked lists and keeping results diverse: RRF, near-duplicates, MMR.
+"""Combining the keyword and vector lists and keeping results diverse: fusion, near-duplicates, MMR.
 
 Pure Python at import time (hooks use keyword search through this module); numpy is imported
-only inside `mmr`, which the vector and hybrid modes call with vectors already in hand.
+only inside `mmr` and `select`, which the vector and hybrid modes call with vectors in hand.
 
-* Reciprocal Rank Fusion: a chunk at 1-based rank r of a list gains ``1 / (RRF_K + r)``;
-  gains add up over lists (k = 60, as in the RRF paper and DESIGN.md 2.4). Ranks, not raw
-  scores, so BM25 and cosine need no calibration. Each list contributes its best
-  ``max(30, 3 × limit)`` chunks: with k = 60 a chunk ranked ~20th by both lists outscores
-  either list's first hit, so long tails (the OR-ed keyword query matches nearly everything)
-  would bury what only one side found.
+* Score fusion (`fuse`): each chunk scores ``w × k + (1 − w) × v``, with k its BM25 over the
+  keyword list's best BM25 and v its cosine min-max scaled over the vector list (0 when a
+  list lacks it). Each list contributes its best ``max(30, 3 × limit)`` chunks. The keyword
+  weight w depends on the query (`keyword_weight`): 0.8 when the best keyword hit holds the
+  query's rare terms (its BM25 is at least the query's summed IDF: an identifier, a
+  distinctive phrase), 0.4 when it matches only a few common words (BM25 under 0.6 × the
+  summed IDF: a paraphrase), linear in between. Scores rather than ranks: Reciprocal Rank
+  Fusion (k = 60, the earlier fusion) gives a keyword-only first hit 1/61 while a chunk ranked
+  ~10th by both lists gets 2/70, so a chunk's own distinctive words found it 40/40 by keyword
+  and 33/40 in hybrid; and a paraphrase's answer found only by vectors lost to chunks
+  sharing its common words (bench/results/search_quality.md has the before/after numbers).
 * Near-duplicates (read time only; nothing is deleted): a candidate is dropped when a better
   ranked kept candidate has the same normalised text, or shares most of its word 5-gram
   shingles (Jaccard >= 0.8, or >= 0.9 of the candidate's own shingles: a summary repeating
   a chunk, the same tool output twice), or, with vectors, has cosine >= 0.97 with it.
 * Thin chunks (``/exit`` + "Bye!", ``/model`` + its echo: fewer than 20 words besides the
   block labels) match short queries in both lists, since BM25 favours short texts and a
-  short text embeds close to any short question; their fused score is halved, so they rank
-  after substantive chunks but still answer when nothing else does.
+  short text embeds close to any short question: they do not set either list's best score,
+  and their fused score is multiplied by 0.25, so they rank after substantive chunks but
+  still answer when nothing else does.
 * MMR: picks results one by one maximising ``λ·relevance − (1−λ)·max cos(candidate, picked)``
   with relevance = fused score / best fused score and λ = 0.7 (the original causantic's
   default). Candidates without a vector count as novel.
@@ -26,16 +32,15 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Container, Mapping, Sequence
 from itertools import islice
 from typing import TYPE_CHECKING, TypeVar
 
 if TYPE_CHECKING:
     import numpy as np
 
-RRF_K = 60
 MMR_LAMBDA = 0.7
-#: Each ranked list feeds RRF with this many candidates per wanted result (at least 30).
+#: Each ranked list feeds `fuse` with this many candidates per wanted result (at least 30).
 DEPTH_PER_RESULT = 3
 MIN_DEPTH = 30
 NEAR_DUP_COSINE = 0.97
@@ -49,7 +54,13 @@ SAMPLE_SHINGLES = 32
 #: A chunk with fewer words than this besides its block labels is "thin" (a bare slash
 #: command and its one-line echo, an interrupted one-liner); its fused score is scaled.
 THIN_WORDS = 20
-THIN_FACTOR = 0.5
+THIN_FACTOR = 0.25
+#: `fuse`: the keyword list's weight (the vector list gets the rest) goes from LOW to HIGH as
+#: the best BM25 over the query's summed IDF goes from CONFIDENCE_LOW to CONFIDENCE_HIGH.
+KEYWORD_WEIGHT_LOW = 0.4
+KEYWORD_WEIGHT_HIGH = 0.8
+CONFIDENCE_LOW = 0.6
+CONFIDENCE_HIGH = 1.0
 
 T = TypeVar("T")
 
@@ -57,26 +68,6 @@ T = TypeVar("T")
 def depth(limit: int) -> int:
     """How many candidates each list contributes to the fusion for ``limit`` results."""
     return max(MIN_DEPTH, limit * DEPTH_PER_RESULT)
-
-
-def rrf(lists: Sequence[tuple[str, Sequence[str]]], k: int = RRF_K) -> list[tuple[str, float, tuple[str, ...]]]:
-    """Fuse ranked id lists: [(source, ids best first), ...] -> [(id, score, sources)], best first.
-
-    ``sources`` lists the sources that ranked the id, in the order the lists were given. Ties
-    keep the order of first appearance (earlier list, better rank).
-    """
-    scores: dict[str, float] = {}
-    sources: dict[str, list[str]] = {}
-    for source, ids in lists:
-        seen: set[str] = set()
-        for rank, cid in enumerate(ids, start=1):
-            if cid in seen:
-                continue
-            seen.add(cid)
-            scores[cid] = scores.get(cid, 0.0) + 1.0 / (k + rank)
-            sources.setdefault(cid, []).append(source)
-    order = sorted(scores, key=lambda c: -scores[c])  # stable: first appearance breaks ties
-    return [(cid, scores[cid], tuple(sources[cid])) for cid in order]
 
 
 _WORD_RE = re.compile(r"\w+")
@@ -250,7 +241,7 @@ def mmr(
     Parameters
     ----------
     candidates : [(id, score)], best first
-        Scores are any relevance where higher is better (here: fused RRF scores).
+        Scores are any relevance where higher is better (here: fused scores).
     vectors : id -> unit vector
         Missing ids are treated as novel (no similarity to anything picked).
     limit : int
@@ -287,3 +278,53 @@ def mmr(
             sims[~has] = 0.0
             np.maximum(max_sim, sims, out=max_sim)
     return [candidates[i][0] for i in chosen]
+
+
+def keyword_weight(top_bm25: float, query_idf: float) -> float:
+    """The keyword list's weight in `fuse`, from how well its best chunk matches the query.
+
+    ``top_bm25 / query_idf`` (the best BM25 over the summed IDF of the query's terms) is about
+    1 or more when one chunk holds every rare term of the query (an identifier, a distinctive
+    phrase) and well under 1 when the matches are on a few common words (a paraphrase); the
+    weight goes linearly from `KEYWORD_WEIGHT_LOW` to `KEYWORD_WEIGHT_HIGH` between
+    `CONFIDENCE_LOW` and `CONFIDENCE_HIGH`.
+    """
+    if query_idf <= 0 or top_bm25 <= 0:
+        return KEYWORD_WEIGHT_LOW
+    t = (top_bm25 / query_idf - CONFIDENCE_LOW) / (CONFIDENCE_HIGH - CONFIDENCE_LOW)
+    return KEYWORD_WEIGHT_LOW + min(1.0, max(0.0, t)) * (KEYWORD_WEIGHT_HIGH - KEYWORD_WEIGHT_LOW)
+
+
+def fuse(
+    keyword: Sequence[tuple[str, float]],
+    vector: Sequence[tuple[str, float]],
+    thin: Container[str] = frozenset(),
+    weight: float = KEYWORD_WEIGHT_LOW,
+) -> list[tuple[str, float, tuple[str, ...]]]:
+    """Hybrid ranking: [(id, BM25)] and [(id, cosine)], best first -> [(id, score, sources)].
+
+    Score = ``weight × k + (1 − weight) × v``, where k is BM25 over the list's best BM25 and v
+    the cosine min-max scaled over the vector list (0 when a list lacks the chunk); the best
+    is taken over chunks not in ``thin``, scaled values are capped at 1, and a thin chunk's
+    score is multiplied by `THIN_FACTOR`. Ties keep the order of first appearance (keyword
+    list first). See the module docstring for why scores rather than ranks.
+    """
+    def scaled(pairs: Sequence[tuple[str, float]], floor: float | None) -> dict[str, float]:
+        if not pairs:
+            return {}
+        top = max((s for c, s in pairs if c not in thin), default=max(s for _, s in pairs))
+        low = min(s for _, s in pairs) if floor is None else floor
+        span = top - low
+        if span <= 0:
+            return {c: 1.0 for c, _ in pairs}
+        return {c: min(1.0, max(0.0, (s - low) / span)) for c, s in pairs}
+
+    k, v = scaled(keyword, 0.0), scaled(vector, None)
+    out = []
+    for cid in dict.fromkeys([c for c, _ in keyword] + [c for c, _ in vector]):
+        score = weight * k.get(cid, 0.0) + (1.0 - weight) * v.get(cid, 0.0)
+        if cid in thin:
+            score *= THIN_FACTOR
+        out.append((cid, score, tuple(n for n, d in (("keyword", k), ("vector", v)) if cid in d)))
+    out.sort(key=lambda r: -r[1])  # stable: ties keep the order of first appearance
+    return out

@@ -1,10 +1,11 @@
 """`search`: what do we know about X.
 
 Modes: `keyword` (BM25 over FTS5), `vector` (KNN over chunk windows), `hybrid` (default: both
-lists fused by Reciprocal Rank Fusion, k = 60, then MMR diversification with the stored
-vectors; see `fusion`). Scores: BM25 (keyword), the best window's cosine (vector) or the
-RRF sum (hybrid), halved in the vector modes for "thin" chunks such as a bare `/exit` and
-its echo (`fusion.is_thin`). Exact and near duplicates (the same tool output twice, a summary
+lists fused by a weighted sum of their scaled scores, the keyword side weighing more when
+its best hit holds the query's rare terms, then MMR diversification with the stored vectors;
+see `fusion`). Scores: BM25 (keyword), the best window's cosine (vector) or the fused score
+in [0, 1] (hybrid), scaled down in the vector modes for "thin" chunks such as a bare `/exit`
+and its echo (`fusion.is_thin`). Exact and near duplicates (the same tool output twice, a summary
 repeating a chunk) are collapsed at read time so they do not crowd out the results (nothing is
 deleted). When the vector side cannot answer (no vectors yet, model or sqlite-vec missing,
 vectors from another model), `vector`/`hybrid` answer from keywords and say why in one line
@@ -123,8 +124,9 @@ def _with_vectors(
 ) -> SearchResult:
     """The vector and hybrid modes (numpy imported here); raises VectorsUnavailable.
 
-    Each list offers its best ``fusion.depth(limit)`` chunks: deeper tails mostly add chunks
-    that both lists rank poorly, which RRF would still promote over one list's top hits.
+    Each list offers its best ``fusion.depth(limit)`` chunks (deeper tails only add chunks
+    that both lists rank poorly); `fusion.fuse` combines their scores with the keyword
+    weight that `query_idf` and `fusion.keyword_weight` give this query.
     """
     from causantic.retrieval import fusion
     from causantic.retrieval.vector import chunk_vectors, vector_search
@@ -133,11 +135,18 @@ def _with_vectors(
     found = vector_search(store, query, project=project, limit=depth)
     if mode == "vector":
         ranked = [(cid, score, ("vector",)) for cid, score in found.hits]
+        hits = [replace(h, score=h.score * fusion.THIN_FACTOR) if fusion.is_thin(h.text) else h
+                for h in load_hits(store.conn, ranked)]
     else:
-        ranked = fusion.rrf([("keyword", [r[0] for r in keyword[:depth]]),
-                             ("vector", [cid for cid, _ in found.hits])])
-    hits = [replace(h, score=h.score * fusion.THIN_FACTOR) if fusion.is_thin(h.text) else h
-            for h in load_hits(store.conn, ranked)]
+        kw = [(r[0], r[1]) for r in keyword[:depth]]
+        pool = load_hits(store.conn, [(cid, 0.0, ()) for cid in
+                                      dict.fromkeys([c for c, _ in kw] + [c for c, _ in found.hits])])
+        by_id = {h.chunk_id: h for h in pool}
+        thin = {h.chunk_id for h in pool if fusion.is_thin(h.text)}
+        weight = fusion.keyword_weight(kw[0][1], query_idf(store.conn, query)) if kw else 0.0
+        hits = [replace(by_id[cid], score=score, sources=sources)
+                for cid, score, sources in fusion.fuse(kw, found.hits, thin, weight)
+                if cid in by_id]
     hits.sort(key=lambda h: -h.score)  # stable: ties keep the fused order
     if cluster_expansion and mode == "hybrid":
         from causantic.retrieval.expand import expand
@@ -147,6 +156,26 @@ def _with_vectors(
     chosen = fusion.select(hits, limit, id_of=lambda h: h.chunk_id, score_of=lambda h: h.score,
                            text_of=_body, vectors=vectors)
     return finish(query, mode, chosen, max_tokens, max_chars, started)
+
+
+def query_idf(conn: apsw.Connection, query: str) -> float:
+    """The summed IDF of the query's search terms, as FTS5's bm25() weighs them.
+
+    A term found nowhere counts with the highest IDF: a query about something the store never
+    mentions is not well answered by chunks matching its other words.
+    """
+    import math
+
+    from causantic.retrieval.fts import _doc_count, _max_rowid, _tokenizer, query_terms
+
+    tokenize = _tokenizer(conn)
+    total = _max_rowid(conn)
+    idf = 0.0
+    for phrase in query_terms(query):
+        stems = [t[2] for t in tokenize(phrase.encode(), apsw.FTS5_TOKENIZE_QUERY, None)]
+        n = min((_doc_count(conn, stem) for stem in stems), default=0)
+        idf += max(1e-6, math.log((total - n + 0.5) / (n + 0.5)))
+    return idf
 
 
 def finish(
