@@ -11,6 +11,12 @@ Systems compared, all on the same database:
 * `bm25-turns` and `minilm-turns`: plain Okapi BM25 and plain MiniLM (first window) over one
   document per conversation turn (`bench/baselines.py`).
 
+Self-retrieval, per mode: 120 chunks (40 per seed, 3 seeds, at least 40 tokens) are each
+searched for by their 5 rarest words (letters only, by FTS document frequency), as
+`causantic benchmark` does; found@1 / found@5 count the chunk itself at rank 1 / in the top 5,
+or a chunk that search treats as its repeat (same text, or stored vectors at cosine >= 0.97:
+search shows one of them). Exact-word queries: hybrid should find whatever keyword finds.
+
 The database (ingest with redaction, then every chunk embedded) is built once into
 ``$CAUSANTIC_BENCH_CACHE`` (default ``~/.cache/causantic-bench``) and reused while the
 transcripts, the model and the ingest/embedding code are unchanged.
@@ -168,6 +174,72 @@ def evaluate(db: Path, queries: Sequence[dict[str, Any]], *, baselines: bool = T
     }
 
 
+SELF_SEEDS = (20260122, 1, 2)
+SELF_SAMPLES = 40
+SELF_TERMS = 5
+
+
+def self_retrieval(db: Path, seeds: Sequence[int] = SELF_SEEDS,
+                   samples: int = SELF_SAMPLES) -> dict[str, dict[str, float]]:
+    """Sampled chunks searched for by their rarest words, per mode (module docstring)."""
+    import random
+    import re
+
+    import apsw
+
+    from causantic.retrieval.fts import STOP_WORDS
+    from causantic.retrieval.fusion import NEAR_DUP_COSINE
+    from causantic.retrieval.search import search
+    from causantic.retrieval.vector import chunk_vectors
+    from causantic.store import open_store
+
+    word_ok = re.compile(r"^[^\W\d_]{3,30}$")
+    with open_store(db, readonly=True) as store:
+        conn = store.conn
+        rowids = [r for (r,) in conn.execute(
+            "SELECT rowid FROM chunks WHERE tokens >= 40 ORDER BY rowid")]
+        picked = [r for seed in seeds
+                  for r in random.Random(seed).sample(rowids, min(samples, len(rowids)))]
+        text_of = {r: (cid, text) for r, cid, text in conn.execute(
+            "SELECT rowid, id, text FROM chunks WHERE tokens >= 40")}
+        df = {t: d for t, d in conn.execute("SELECT term, doc FROM chunks_fts_vocab")}
+        tokenize = conn.fts5_tokenizer("porter", ["unicode61"])
+        targets = []
+        for rowid in picked:
+            cid, text = text_of[rowid]
+            data = text.encode("utf-8")
+            stems: dict[str, str] = {}
+            for start, end, stem, *_ in tokenize(data, apsw.FTS5_TOKENIZE_DOCUMENT, None):
+                word = data[start:end].decode("utf-8", "replace")
+                if word_ok.match(word) and word.lower() not in STOP_WORDS and df.get(stem):
+                    stems.setdefault(stem, word)
+            rare = sorted(stems, key=lambda st: (df[st], st))[:SELF_TERMS]
+            if len(rare) >= 2:
+                targets.append((cid, text, " ".join(stems[st] for st in rare)))
+        out: dict[str, dict[str, float]] = {}
+        for mode in MODES:
+            ranks = []
+            for cid, text, query in targets:
+                hits = search(store, query, limit=5, max_tokens=10**6, mode=mode).results
+                vecs = chunk_vectors(conn, [cid, *(h.chunk_id for h in hits)])
+                own = vecs.get(cid)
+
+                def repeats(hit: Any, cid: str = cid, text: str = text, own: Any = own,
+                            vecs: Any = vecs) -> bool:
+                    if hit.chunk_id == cid or hit.text == text:
+                        return True
+                    other = vecs.get(hit.chunk_id)
+                    return (own is not None and other is not None
+                            and float(own @ other) >= NEAR_DUP_COSINE)
+
+                ranks.append(next((i for i, h in enumerate(hits, start=1) if repeats(h)), None))
+            n = max(1, len(ranks))
+            out[mode] = {"queries": len(ranks),
+                         "found@1": round(sum(r == 1 for r in ranks) / n, 3),
+                         "found@5": round(sum(r is not None for r in ranks) / n, 3)}
+    return out
+
+
 def _corpus_size(db: Path) -> dict[str, int]:
     from causantic.store import open_store
 
@@ -192,6 +264,9 @@ def print_summary(result: dict[str, Any]) -> None:
         for r in result["per_query"]
     ]
     print_table("First-hit rank per query (- = not in the top 10)", misses)
+    if result.get("self_retrieval"):
+        print_table("Self-retrieval: sampled chunks searched for by their 5 rarest words",
+                    [{"mode": mode, **row} for mode, row in result["self_retrieval"].items()])
 
 
 def run(tiny: bool = False) -> dict[str, Any]:
@@ -205,6 +280,7 @@ def run(tiny: bool = False) -> dict[str, Any]:
     else:
         db = build_db(cache_root() / "search-quality", [TRANSCRIPTS_DIR])
         result = evaluate(db, queries, cache_dir=cache_root() / "search-quality-baselines")
+        result["self_retrieval"] = self_retrieval(db)
     print_summary(result)
     write_result("search_quality", result, tiny)
     return result
