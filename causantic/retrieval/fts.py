@@ -108,6 +108,24 @@ def keyword_search(
     return hits[:limit]
 
 
+def query_idf(conn: apsw.Connection, query: str) -> float:
+    """The summed IDF of the query's search terms, as FTS5's bm25() weighs them.
+
+    A term found nowhere counts with the highest IDF: a query about something the store never
+    mentions is not well answered by chunks matching its other words.
+    """
+    import math
+
+    tokenize = _tokenizer(conn)
+    total = _max_rowid(conn)
+    idf = 0.0
+    for phrase in query_terms(query):
+        stems = [t[2] for t in tokenize(phrase.encode(), apsw.FTS5_TOKENIZE_QUERY, None)]
+        n = min((_doc_count(conn, stem) for stem in stems), default=0)
+        idf += max(1e-6, math.log((total - n + 0.5) / (n + 0.5)))
+    return idf
+
+
 # Scoring stops growing when the phrases kept match this many chunk postings in all.
 POSTINGS_BUDGET = 20_000
 # Matches ranked at most (about): ranking costs ~1 microsecond a match, mostly for reading

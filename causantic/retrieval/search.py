@@ -29,7 +29,7 @@ import apsw
 
 from causantic.errors import UsageError
 from causantic.retrieval import render
-from causantic.retrieval.fts import keyword_search
+from causantic.retrieval.fts import keyword_search, query_idf
 from causantic.retrieval.render import Hit
 from causantic.store.db import Store
 
@@ -126,7 +126,7 @@ def _with_vectors(
 
     Each list offers its best ``fusion.depth(limit)`` chunks (deeper tails only add chunks
     that both lists rank poorly); `fusion.fuse` combines their scores with the keyword
-    weight that `query_idf` and `fusion.keyword_weight` give this query.
+    weight that `fts.query_idf` and `fusion.keyword_weight` give this query.
     """
     from causantic.retrieval import fusion
     from causantic.retrieval.vector import chunk_vectors, vector_search
@@ -156,26 +156,6 @@ def _with_vectors(
     chosen = fusion.select(hits, limit, id_of=lambda h: h.chunk_id, score_of=lambda h: h.score,
                            text_of=_body, vectors=vectors)
     return finish(query, mode, chosen, max_tokens, max_chars, started)
-
-
-def query_idf(conn: apsw.Connection, query: str) -> float:
-    """The summed IDF of the query's search terms, as FTS5's bm25() weighs them.
-
-    A term found nowhere counts with the highest IDF: a query about something the store never
-    mentions is not well answered by chunks matching its other words.
-    """
-    import math
-
-    from causantic.retrieval.fts import _doc_count, _max_rowid, _tokenizer, query_terms
-
-    tokenize = _tokenizer(conn)
-    total = _max_rowid(conn)
-    idf = 0.0
-    for phrase in query_terms(query):
-        stems = [t[2] for t in tokenize(phrase.encode(), apsw.FTS5_TOKENIZE_QUERY, None)]
-        n = min((_doc_count(conn, stem) for stem in stems), default=0)
-        idf += max(1e-6, math.log((total - n + 0.5) / (n + 0.5)))
-    return idf
 
 
 def finish(
