@@ -133,13 +133,18 @@ def _endpoint(conn: apsw.Connection, session_id: str, first: bool) -> str | None
 def _insert(conn: apsw.Connection, edges: list[tuple[str, str, str, float]]) -> int:
     if not edges:
         return 0
-    before = conn.execute("SELECT count(*) FROM edges").fetchone()[0]
+    # Primary-key lookups, not a count of the whole table (~2 ms twice per session at 100k).
+    new = sum(
+        conn.execute("SELECT 1 FROM edges WHERE src = ? AND dst = ? AND kind = ?",
+                     (src, dst, kind)).fetchone() is None
+        for src, dst, kind in {edge[:3] for edge in edges}
+    )
     conn.executemany(
         "INSERT INTO edges(src, dst, kind, weight) VALUES (?,?,?,?)"
         " ON CONFLICT(src, dst, kind) DO UPDATE SET weight = excluded.weight",
         edges,
     )
-    return int(conn.execute("SELECT count(*) FROM edges").fetchone()[0] - before)
+    return new
 
 
 def _gap_seconds(end: str, start: str) -> float:
