@@ -12,8 +12,7 @@ import pytest
 from causantic.embedding import embed_pending
 from causantic.model import MODEL_ID
 from causantic.retrieval import vector as vector_mod
-from causantic.store import open_store
-from causantic.store import vector_index
+from causantic.store import open_store, vector_index
 from causantic.store import vectors as vec_store
 
 DIM = 384

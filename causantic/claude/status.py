@@ -17,9 +17,12 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 from causantic.claude.fsutil import atomic_write, file_lock, private_dir
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing on the hook path
+if TYPE_CHECKING:
+    from typing import Any
 
 STATUS_FILE = "hook-status.json"
 LOG_FILE = Path("logs") / "hooks.log"

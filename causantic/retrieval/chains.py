@@ -40,7 +40,7 @@ import re
 import statistics
 import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 import apsw
 
@@ -256,9 +256,9 @@ def walk(
     for cid, step in zip(chosen.ids, chosen.steps):
         hit = _load_hit(store.conn, cid)
         if cid in seed_ids:
-            hits.append(replace(hit, score=step, sources=sources[cid], seed=True))
+            hits.append(hit.replace(score=step, sources=sources[cid], seed=True))
         else:
-            hits.append(replace(hit, score=step, sources=("chain",)))
+            hits.append(hit.replace(score=step, sources=("chain",)))
     text, shown = _render_chain(query, direction, hits, max_tokens, max_chars, notice)
     return _result(query, "chain", direction, shown, text, started, notice, chosen.score,
                    cap=_char_limit(max_tokens, max_chars))

@@ -19,7 +19,6 @@ Pure SQL plus a little numpy for ``order="hit"`` (search has imported numpy by t
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import replace
 from typing import Any
 
 import apsw
@@ -103,7 +102,7 @@ def expand(
                 taken.add(cid)
     if not added:
         return hits
-    extra = [replace(h, score=h.score * fusion.THIN_FACTOR) if fusion.is_thin(h.text) else h
+    extra = [h.replace(score=h.score * fusion.THIN_FACTOR) if fusion.is_thin(h.text) else h
              for h in load_hits(conn, added)]
     return sorted(hits + extra, key=lambda h: -h.score)
 

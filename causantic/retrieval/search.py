@@ -22,7 +22,7 @@ import hashlib
 import re
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 import apsw
@@ -135,7 +135,7 @@ def _with_vectors(
     found = vector_search(store, query, project=project, limit=depth)
     if mode == "vector":
         ranked = [(cid, score, ("vector",)) for cid, score in found.hits]
-        hits = [replace(h, score=h.score * fusion.THIN_FACTOR) if fusion.is_thin(h.text) else h
+        hits = [h.replace(score=h.score * fusion.THIN_FACTOR) if fusion.is_thin(h.text) else h
                 for h in load_hits(store.conn, ranked)]
     else:
         kw = [(r[0], r[1]) for r in keyword[:depth]]
@@ -144,7 +144,7 @@ def _with_vectors(
         by_id = {h.chunk_id: h for h in pool}
         thin = {h.chunk_id for h in pool if fusion.is_thin(h.text)}
         weight = fusion.keyword_weight(kw[0][1], query_idf(store.conn, query)) if kw else 0.0
-        hits = [replace(by_id[cid], score=score, sources=sources)
+        hits = [by_id[cid].replace(score=score, sources=sources)
                 for cid, score, sources in fusion.fuse(kw, found.hits, thin, weight)
                 if cid in by_id]
     hits.sort(key=lambda h: -h.score)  # stable: ties keep the fused order
