@@ -368,3 +368,37 @@ def test_injected_briefing_is_not_ingested_back(shared_db: Path, tmp_path: Path)
     assert texts and any("Rename the config loader" in t for t in texts)
     briefing_line = context.splitlines()[1]
     assert not any(briefing_line in t or MEMORY_OPEN in t for t in texts)
+
+
+def test_status_file_survives_concurrent_writers_and_readers(tmp_path: Path):
+    """Hooks rewrite the status file in place under its lock; readers take the lock too, so
+    nobody ever reads half a file and no run is lost."""
+    import threading
+
+    from causantic.claude import status
+
+    home = tmp_path / "home"
+    status.record(home, "session-start", success=True, duration_ms=1.0)
+    seen_empty: list[bool] = []
+
+    def write() -> None:
+        for _ in range(10):
+            status.record(home, "session-start", success=True, duration_ms=2.0,
+                          details={"padding": "x" * 500})
+
+    def read() -> None:
+        for _ in range(50):
+            seen_empty.append(status.read_status(home) == {})
+
+    threads = [threading.Thread(target=write) for _ in range(4)]
+    threads += [threading.Thread(target=read) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    entry = status.read_status(home)["session-start"]
+    assert entry["runs"] == 41
+    assert not any(seen_empty)
+    assert (os.stat(status.status_path(home)).st_mode & 0o777) == 0o600
+    assert status.read_status(tmp_path / "never-used") == {}
+    assert not (tmp_path / "never-used").exists()

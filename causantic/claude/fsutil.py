@@ -55,6 +55,22 @@ def atomic_write(path: Path, text: str, mode: int = 0o600, *, durable: bool = Tr
         raise
 
 
+def overwrite(path: Path, text: str, mode: int = 0o600) -> None:
+    """Rewrite `path` in place (created with `mode` if missing). Not atomic: call it only while
+    holding a lock that every reader of the file also takes.
+
+    Cheaper than `atomic_write` for a small file rewritten often: on ext4, renaming over an
+    existing file flushes the new one's blocks first (2-4 ms per hook run here).
+    """
+    data = text.encode("utf-8")
+    fd = os.open(path, os.O_CREAT | os.O_RDWR, mode)
+    try:
+        os.pwrite(fd, data, 0)
+        os.ftruncate(fd, len(data))
+    finally:
+        os.close(fd)
+
+
 def open_private_append(path: Path, max_bytes: int = 1 << 20) -> int:
     """Open a log file for appending (0600), truncating it first when over `max_bytes`."""
     private_dir(path.parent)

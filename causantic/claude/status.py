@@ -18,7 +18,7 @@ import json
 from datetime import UTC, datetime
 from pathlib import Path
 
-from causantic.claude.fsutil import atomic_write, file_lock, private_dir
+from causantic.claude.fsutil import atomic_write, file_lock, overwrite, private_dir
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing on the hook path
 if TYPE_CHECKING:
@@ -46,7 +46,22 @@ def now_iso(now: datetime | None = None) -> str:
 
 
 def read_status(home: Path) -> dict[str, dict[str, Any]]:
-    """The recorded entries by hook name; {} when nothing was recorded or the file is damaged."""
+    """The recorded entries by hook name; {} when nothing was recorded or the file is damaged.
+
+    Reads under the status lock (hooks rewrite the file in place while holding it); after a
+    second without it, reads anyway.
+    """
+    if not status_path(home).exists():
+        return {}  # and create no lock folder in a home that was never used
+    with file_lock(_lock_path(home), timeout=1.0):
+        return _read(home)
+
+
+def _lock_path(home: Path) -> Path:
+    return home / "locks" / "hook-status.lock"
+
+
+def _read(home: Path) -> dict[str, dict[str, Any]]:
     try:
         data = json.loads(status_path(home).read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -75,8 +90,8 @@ def record(
     private_dir(home)
     when = now_iso(now)
     # Best effort: after 2 s without the lock, write anyway (a lost entry beats a slow hook).
-    with file_lock(home / "locks" / "hook-status.lock", timeout=2.0):
-        status = read_status(home)
+    with file_lock(_lock_path(home), timeout=2.0) as locked:
+        status = _read(home)
         old = status.get(hook, {})
         entry: dict[str, Any] = {
             "last_run": when,
@@ -95,9 +110,12 @@ def record(
             entry["last_failure"] = old["last_failure"]
         status[hook] = entry
         # Not fsynced: losing the last status entry in a power cut is harmless, and hooks are
-        # on Claude Code's critical path.
-        atomic_write(status_path(home), json.dumps(status, indent=2, sort_keys=True) + "\n",
-                     durable=False)
+        # on Claude Code's critical path. In place under the lock (readers take it too).
+        text = json.dumps(status, indent=2, sort_keys=True) + "\n"
+        if locked:
+            overwrite(status_path(home), text)
+        else:
+            atomic_write(status_path(home), text, durable=False)
 
 
 def render_status(status: dict[str, dict[str, Any]], home: Path, now: datetime | None = None) -> str:
