@@ -9,9 +9,9 @@ the best chunks:
 
 * the compact index (`causantic.store.vector_index`) for every search without a project
   filter, and for a project with more than `EXACT_PROJECT_MAX` chunks: the Hamming distance
-  between the sign bits of the query and of each chunk's mean vector picks
-  `INDEX_CANDIDATES` chunks, and their int8 windows rescore them (~10 ms at 100,000 chunks
-  where vec0 takes ~400 ms);
+  between the sign bits of the query and of each chunk's mean vector picks a pool of
+  candidates (`INDEX_CANDIDATES`), and their int8 windows rescore them (~15 ms at 100,000
+  chunks where vec0 takes ~400 ms);
 * vec0's exact KNN over window vectors for one project's partition (a few ms), and whenever
   the index does not cover every chunk yet (a store embedded before it existed, until the
   next `embed`). It asks for ``k`` windows (4 per wanted chunk, growing up to vec0's limit
@@ -44,9 +44,11 @@ if TYPE_CHECKING:
 #: Windows asked of vec0 per wanted chunk on the first try (chunks average ~4 windows).
 WINDOWS_PER_CHUNK = 4
 #: Chunks the compact index rescores: at least this many, and CANDIDATES_PER_RESULT per
-#: wanted chunk. On the shared transcripts a pool of 5 % of the chunks found the answering
-#: session as often (hit@1, hit@5) as an exact scan; at 100,000 chunks this is 1 %.
-INDEX_CANDIDATES = 1000
+#: wanted chunk (600 for a 10-result search, whose lists are 30 deep). On the shared
+#: transcripts a pool of 5 % of the chunks found the answering session as often (hit@1,
+#: hit@5) as an exact scan. Rescoring reads each candidate's row: ~10 us each when cached,
+#: far more when the page cache has dropped them, so the pool is kept modest.
+INDEX_CANDIDATES = 500
 CANDIDATES_PER_RESULT = 20
 #: A project with more embedded chunks than this is searched through the compact index:
 #: vec0 costs ~1 microsecond a window (~4 a chunk), rescoring the index's pool ~7 ms.
