@@ -127,10 +127,10 @@ def query_idf(conn: apsw.Connection, query: str) -> float:
 
 
 # Scoring stops growing when the phrases kept match this many chunk postings in all.
-POSTINGS_BUDGET = 20_000
+POSTINGS_BUDGET = 10_000
 # Matches ranked at most (about): ranking costs ~1 microsecond a match, mostly for reading
-# each chunk's length, so ~10k matches keep a query near 10 ms at 100k chunks.
-RANK_BUDGET = 10_000
+# each chunk's length, so ~6k matches keep that part of a query under ~7 ms.
+RANK_BUDGET = 6_000
 
 
 def _informative(conn: apsw.Connection, phrases: list[str]) -> tuple[list[str], int]:
