@@ -39,7 +39,10 @@ from typing import Any
 from bench.common import REPO_ROOT, TRANSCRIPTS_DIR, cli_main, print_table, write_result
 
 QUERIES_FILE = REPO_ROOT / "bench" / "queries" / "coding.json"
-MODES = ("keyword", "vector", "hybrid")
+#: What each causantic row runs: (row name, search mode, hybrid fusion). "hybrid-rrf" is the
+#: Reciprocal Rank Fusion hybrid search used before (`search(fusion="rrf")`), for comparison.
+SYSTEMS = (("keyword", "keyword", "score"), ("vector", "vector", "score"),
+           ("hybrid", "hybrid", "score"), ("hybrid-rrf", "hybrid", "rrf"))
 BASELINES = ("bm25-turns", "minilm-turns")
 STYLES = ("identifier", "paraphrase", "vague")
 DEPTH = 10
@@ -132,15 +135,17 @@ def evaluate(db: Path, queries: Sequence[dict[str, Any]], *, baselines: bool = T
     latencies: dict[str, list[float]] = {}
     notices: dict[str, set[str]] = {}
     with open_store(db, readonly=True) as store:
-        for mode in MODES:
-            def run_mode(q: str, mode: str = mode) -> list[str]:
-                result = search(store, q, limit=DEPTH, max_tokens=10**6, mode=mode)
-                latencies.setdefault(mode, []).append(result.duration_ms)
+        for name, mode, fusion in SYSTEMS:
+            def run_mode(q: str, name: str = name, mode: str = mode, fusion: str = fusion,
+                         ) -> list[str]:
+                result = search(store, q, limit=DEPTH, max_tokens=10**6, mode=mode,
+                                fusion=fusion)
+                latencies.setdefault(name, []).append(result.duration_ms)
                 if result.notice:
-                    notices.setdefault(mode, set()).add(result.notice)
+                    notices.setdefault(name, set()).add(result.notice)
                 return [h.session_id for h in result.results]
 
-            systems[mode] = run_mode
+            systems[name] = run_mode
         if baselines:
             from bench.baselines import BM25Index, DenseIndex, single_turn_docs
 
@@ -217,10 +222,11 @@ def self_retrieval(db: Path, seeds: Sequence[int] = SELF_SEEDS,
             if len(rare) >= 2:
                 targets.append((cid, text, " ".join(stems[st] for st in rare)))
         out: dict[str, dict[str, float]] = {}
-        for mode in MODES:
+        for name, mode, fusion in SYSTEMS:
             ranks = []
             for cid, text, query in targets:
-                hits = search(store, query, limit=5, max_tokens=10**6, mode=mode).results
+                hits = search(store, query, limit=5, max_tokens=10**6, mode=mode,
+                              fusion=fusion).results
                 vecs = chunk_vectors(conn, [cid, *(h.chunk_id for h in hits)])
                 own = vecs.get(cid)
 
@@ -234,7 +240,7 @@ def self_retrieval(db: Path, seeds: Sequence[int] = SELF_SEEDS,
 
                 ranks.append(next((i for i, h in enumerate(hits, start=1) if repeats(h)), None))
             n = max(1, len(ranks))
-            out[mode] = {"queries": len(ranks),
+            out[name] = {"queries": len(ranks),
                          "found@1": round(sum(r == 1 for r in ranks) / n, 3),
                          "found@5": round(sum(r is not None for r in ranks) / n, 3)}
     return out

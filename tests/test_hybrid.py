@@ -264,3 +264,22 @@ def test_near_duplicate_text_is_one_sided():
     assert fusion.similar_text(a, b)  # the short one repeats the long one
     assert not fusion.similar_text(b, a)  # the long one adds much more: keep it
     assert not fusion.similar_text(fusion.shingles("too short to judge"), fusion.shingles("too short"))
+
+
+def test_rank_fusion_is_kept_for_comparison(subset_db: Path):
+    """`search(fusion="rrf")` runs the Reciprocal Rank Fusion hybrid used before (k = 60)."""
+    from causantic.errors import UsageError
+
+    fused = fusion.rrf([("keyword", ["a", "b", "c"]), ("vector", ["c", "d"])])
+    assert [c for c, _, _ in fused] == ["c", "a", "b", "d"]
+    assert fused[0][1] == pytest.approx(1 / 63 + 1 / 61)
+    assert fused[0][2] == ("keyword", "vector")
+    with open_store(subset_db, readonly=True) as store:
+        query = _subset_queries(subset_db)[0]["query"]
+        rrf = search(store, query, limit=5, fusion="rrf")
+        score = search(store, query, limit=5)
+        assert rrf.notice is None and rrf.results
+        assert {s for h in rrf.results for s in h.sources} <= {"keyword", "vector"}
+        assert [h.score for h in rrf.results] != [h.score for h in score.results]
+        with pytest.raises(UsageError, match="unknown fusion"):
+            search(store, query, fusion="borda")

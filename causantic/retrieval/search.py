@@ -34,6 +34,7 @@ from causantic.retrieval.render import Hit
 from causantic.store.db import Store
 
 MODES = ("keyword", "vector", "hybrid")
+FUSIONS = ("score", "rrf")
 
 
 @dataclass(frozen=True)
@@ -65,19 +66,23 @@ def search(
     mode: str = "hybrid",
     max_chars: int | None = None,
     cluster_expansion: bool = False,
+    fusion: str = "score",
 ) -> SearchResult:
     """Find past work on a topic; see the module docstring.
 
     ``cluster_expansion`` (hybrid mode only) adds the topic siblings of the best candidates
-    before MMR (`causantic.retrieval.expand`).
+    before MMR (`causantic.retrieval.expand`). ``fusion`` (hybrid mode): ``"score"`` (the
+    default, `fusion.fuse`) or ``"rrf"`` (Reciprocal Rank Fusion, k = 60, kept for comparison).
 
     Raises
     ------
-    UsageError : ``mode`` is not one of MODES.
+    UsageError : ``mode`` is not one of MODES, or ``fusion`` not one of FUSIONS.
     """
     started = time.perf_counter()
     if mode not in MODES:
         raise UsageError(f"unknown search mode {mode!r}; use one of {', '.join(MODES)}")
+    if fusion not in FUSIONS:
+        raise UsageError(f"unknown fusion {fusion!r}; use one of {', '.join(FUSIONS)}")
     pool = max(50, limit * 5)
     # Keyword-only answers need just enough spare candidates to replace duplicates;
     # fetching (and reading the text of) 50 rows was a third of its time at 100k chunks.
@@ -97,7 +102,7 @@ def search(
     if notice is None:
         try:
             return _with_vectors(store, query, keyword, project, limit, mode,
-                                 max_tokens, max_chars, started, cluster_expansion)
+                                 max_tokens, max_chars, started, cluster_expansion, fusion)
         except VectorsUnavailable as exc:
             notice = str(exc)
     if mode == "vector":
@@ -121,6 +126,7 @@ def _with_vectors(
     max_chars: int | None,
     started: float,
     cluster_expansion: bool = False,
+    method: str = "score",
 ) -> SearchResult:
     """The vector and hybrid modes (numpy imported here); raises VectorsUnavailable.
 
@@ -143,10 +149,16 @@ def _with_vectors(
                                       dict.fromkeys([c for c, _ in kw] + [c for c, _ in found.hits])])
         by_id = {h.chunk_id: h for h in pool}
         thin = {h.chunk_id for h in pool if fusion.is_thin(h.text)}
-        weight = fusion.keyword_weight(kw[0][1], query_idf(store.conn, query)) if kw else 0.0
+        if method == "rrf":
+            fused = fusion.rrf([("keyword", [c for c, _ in kw]),
+                                ("vector", [c for c, _ in found.hits])])
+            fused = [(c, s * (fusion.THIN_FACTOR if c in thin else 1.0), src)
+                     for c, s, src in fused]
+        else:
+            weight = fusion.keyword_weight(kw[0][1], query_idf(store.conn, query)) if kw else 0.0
+            fused = fusion.fuse(kw, found.hits, thin, weight)
         hits = [by_id[cid].replace(score=score, sources=sources)
-                for cid, score, sources in fusion.fuse(kw, found.hits, thin, weight)
-                if cid in by_id]
+                for cid, score, sources in fused if cid in by_id]
     hits.sort(key=lambda h: -h.score)  # stable: ties keep the fused order
     if cluster_expansion and mode == "hybrid":
         from causantic.retrieval.expand import expand
