@@ -34,6 +34,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from causantic.errors import UsageError
+from causantic.records import Record
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing on the hook path
 if TYPE_CHECKING:
@@ -42,10 +43,10 @@ if TYPE_CHECKING:
 HARD_INJECTION_CAP = 9_500  # Claude Code truncates injected context over 10,000 characters.
 
 
-class Settings:
+class Settings(Record):
     """Everything the rest of causantic needs to know about its environment (read-only).
 
-    A plain class rather than a frozen dataclass: every hook loads settings, and importing
+    A `Record` rather than a frozen dataclass: every hook loads settings, and importing
     dataclasses and generating the class would cost each hook run several milliseconds.
     """
 
@@ -95,30 +96,6 @@ class Settings:
         init(self, "model_dir", model_dir)
         init(self, "raw", {} if raw is None else raw)
         init(self, "claude_json_path", claude_json_path)
-
-    def __setattr__(self, name: str, value: object) -> None:
-        raise AttributeError(f"cannot assign to field {name!r}; use with_overrides")
-
-    def __delattr__(self, name: str) -> None:
-        raise AttributeError(f"cannot delete field {name!r}")
-
-    def _values(self) -> tuple[Any, ...]:
-        return tuple(getattr(self, name) for name in self.__slots__)
-
-    def __eq__(self, other: object) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return self._values() == other._values()  # type: ignore[attr-defined]
-
-    def __hash__(self) -> int:
-        return hash(self._values())
-
-    def __repr__(self) -> str:
-        fields = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.__slots__)
-        return f"Settings({fields})"
-
-    def __reduce__(self) -> tuple[Any, ...]:  # copy and pickle: __init__ takes the fields in order
-        return (self.__class__, self._values())
 
     @property
     def projects_dir(self) -> Path:

@@ -39,6 +39,7 @@ from collections.abc import Iterable
 
 import apsw
 
+from causantic.records import Record
 from causantic.store import session_state as table
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing on the hook path
@@ -97,36 +98,10 @@ _HEAD_CHARS = 400
 _SAID_WINDOW = 40  # blocks after an error within which "fixed" may refer to it
 
 
-class _Frozen:
-    """Read-only fields named by ``__slots__``, with equality, hash and repr: what
-    ``@dataclass(frozen=True)`` would generate, without generating code at import time (the
-    session-start hook imports this module; the dataclasses cost it ~2 ms)."""
+class _Frozen(Record):
+    """A `Record` whose fields turn into plain JSON-ready values (`as_dict`)."""
 
     __slots__ = ()
-
-    def __setattr__(self, name: str, value: object) -> None:
-        raise AttributeError(f"cannot assign to field {name!r}")
-
-    def __delattr__(self, name: str) -> None:
-        raise AttributeError(f"cannot delete field {name!r}")
-
-    def _values(self) -> tuple[Any, ...]:
-        return tuple(getattr(self, name) for name in self.__slots__)
-
-    def __eq__(self, other: object) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return self._values() == other._values()  # type: ignore[attr-defined]
-
-    def __hash__(self) -> int:
-        return hash(self._values())
-
-    def __repr__(self) -> str:
-        fields = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.__slots__)
-        return f"{self.__class__.__qualname__}({fields})"
-
-    def __reduce__(self) -> tuple[Any, ...]:  # copy and pickle: __init__ takes the fields in order
-        return (self.__class__, self._values())
 
     def as_dict(self) -> dict[str, Any]:
         """The fields as plain JSON-ready values (nested records, lists and dicts copied)."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from causantic.records import Record
 from causantic.tokens import approx_tokens  # not chunking: it pulls the transcript parser
 
 SHORTENED = "[… shortened to fit the budget]"
@@ -18,10 +19,10 @@ SEPARATOR = "\n\n---\n\n"
 _BLOCK_START_RE = re.compile(r"\n\n(?=\[(?:User|Assistant|Tool:|Result:|Summary|Command))")
 
 
-class Hit:
+class Hit(Record):
     """One retrieved chunk as reported to users and tools (read-only; `replace` copies).
 
-    A plain class, not a dataclass: the session-start hook renders hits, and `dataclasses`
+    A `Record`, not a dataclass: the session-start hook renders hits, and `dataclasses`
     pulls in `inspect`, `ast` and `dis` (~6 ms per hook process).
     """
 
@@ -42,32 +43,9 @@ class Hit:
     def __init__(self, chunk_id: str, session_id: str, project: str, agent_id: str,
                  start_time: str, end_time: str, score: float, sources: tuple[str, ...],
                  text: str, kind: str = "turn", seed: bool = False) -> None:
-        for name, value in zip(self.__slots__, (chunk_id, session_id, project, agent_id,
-                                                start_time, end_time, score, sources, text,
-                                                kind, seed)):
-            object.__setattr__(self, name, value)
-
-    def __setattr__(self, name: str, value: object) -> None:
-        raise AttributeError(f"Hit is read-only; use hit.replace({name}=...)")
-
-    def _fields(self) -> tuple[object, ...]:
-        return tuple(getattr(self, name) for name in self.__slots__)
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, Hit) and self._fields() == other._fields()
-
-    def __hash__(self) -> int:
-        return hash(self._fields())
-
-    def __repr__(self) -> str:
-        body = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.__slots__)
-        return f"Hit({body})"
-
-    def replace(self, **changes: object) -> Hit:
-        """A copy with some fields changed."""
-        values = {name: getattr(self, name) for name in self.__slots__}
-        values.update(changes)
-        return Hit(**values)  # type: ignore[arg-type]
+        self._init(chunk_id=chunk_id, session_id=session_id, project=project,
+                   agent_id=agent_id, start_time=start_time, end_time=end_time, score=score,
+                   sources=sources, text=text, kind=kind, seed=seed)
 
     def as_dict(self) -> dict[str, object]:
         return {

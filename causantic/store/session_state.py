@@ -8,35 +8,18 @@ from __future__ import annotations
 
 import apsw
 
+from causantic.records import Record
 
-class StoredState:
-    """One stored row (a plain class: the hook path skips generating a dataclass)."""
+
+class StoredState(Record):
+    """One stored row (a `Record`: the hook path skips generating a dataclass)."""
 
     __slots__ = ("session_id", "project", "start_time", "end_time", "chunks", "state")
 
     def __init__(self, session_id: str, project: str, start_time: str, end_time: str,
                  chunks: int, state: str) -> None:
-        self.session_id = session_id
-        self.project = project
-        self.start_time = start_time
-        self.end_time = end_time
-        self.chunks = chunks
-        self.state = state  # JSON
-
-    def _values(self) -> tuple[object, ...]:
-        return tuple(getattr(self, n) for n in self.__slots__)
-
-    def __eq__(self, other: object) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return self._values() == other._values()  # type: ignore[attr-defined]
-
-    def __hash__(self) -> int:
-        return hash(self._values())
-
-    def __repr__(self) -> str:
-        fields = ", ".join(f"{n}={getattr(self, n)!r}" for n in self.__slots__)
-        return f"StoredState({fields})"
+        self._init(session_id=session_id, project=project, start_time=start_time,
+                   end_time=end_time, chunks=chunks, state=state)  # state: JSON
 
 
 def save_state(
