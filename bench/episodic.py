@@ -29,9 +29,10 @@ import sys
 import time
 from typing import Any
 
-from bench.common import REPO_ROOT, cli_main, percentile, print_table, write_result
+from bench.common import REPO_ROOT, cli_main, percentile, print_table, summarize_ms, write_result
 from bench.corpus import SEED, corpus
 from bench.latency import FIXED_QUERIES
+from causantic.retrieval.vector import clear_query_cache
 
 SIZE = 100_000
 TINY_SIZE = 1_000
@@ -56,20 +57,6 @@ def sampled_prompts(conn, n: int) -> list[str]:  # type: ignore[no-untyped-def]
     return random.Random(SEED).sample(prompts, min(n, len(prompts)))
 
 
-def _clear_query_cache() -> None:
-    try:
-        from causantic.retrieval import vector
-    except ImportError:
-        return
-    cache = getattr(vector, "_query_cache", None)
-    if cache is not None:
-        cache.clear()
-
-
-def _summary(samples: list[float]) -> dict[str, float]:
-    return {"p50_ms": round(percentile(samples, 50), 2), "p95_ms": round(percentile(samples, 95), 2),
-            "max_ms": round(max(samples), 2) if samples else float("nan"), "n": len(samples)}
-
 
 def measure_chains(store, queries: list[str], project: str | None = None) -> dict[str, Any]:  # type: ignore[no-untyped-def]
     """Time recall and predict (and the seed search inside them) over the queries."""
@@ -82,18 +69,19 @@ def measure_chains(store, queries: list[str], project: str | None = None) -> dic
             walk(store, warm, direction, project=project)
         totals, cpu, seeds, chains = [], [], [], 0
         for q in queries:
-            _clear_query_cache()
+            clear_query_cache()
             c0, t0 = time.process_time(), time.perf_counter()
             result = walk(store, q, direction, project=project)
             totals.append((time.perf_counter() - t0) * 1000)
             cpu.append((time.process_time() - c0) * 1000)
             chains += result.mode == "chain"
-            _clear_query_cache()
+            clear_query_cache()
             t0 = time.perf_counter()
             search(store, q, project=project, limit=max(DEFAULT_SEEDS, DEFAULT_LIMIT),
                    max_tokens=1_000_000, mode="hybrid")
             seeds.append((time.perf_counter() - t0) * 1000)
-        out[name] = {**_summary(totals), "cpu": _summary(cpu), "seeds": _summary(seeds),
+        out[name] = {**summarize_ms(totals, "p50_ms"), "cpu": summarize_ms(cpu, "p50_ms"),
+                     "seeds": summarize_ms(seeds, "p50_ms"),
                      "walk_p50_ms": round(percentile(totals, 50) - percentile(seeds, 50), 2),
                      "chains": chains}
     return out
@@ -114,8 +102,8 @@ def measure_reconstruct(conn) -> dict[str, Any]:  # type: ignore[no-untyped-def]
         t0 = time.perf_counter()
         reconstruct(conn, p, max_tokens=4000)
         timeline.append((time.perf_counter() - t0) * 1000)
-    return {"briefing": {**_summary(brief), "max_chars_seen": max(sizes)},
-            "timeline": _summary(timeline), "projects": len(projects)}
+    return {"briefing": {**summarize_ms(brief, "p50_ms"), "max_chars_seen": max(sizes)},
+            "timeline": summarize_ms(timeline, "p50_ms"), "projects": len(projects)}
 
 
 def run(tiny: bool = False) -> dict[str, Any]:

@@ -21,8 +21,9 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from bench.common import cli_main, percentile, print_table, time_calls, write_result
+from bench.common import cli_main, print_table, summarize_ms, time_calls, write_result
 from bench.corpus import SEED, corpus
+from causantic.retrieval.vector import clear_query_cache
 
 SIZES = (1_000, 10_000, 100_000)
 TINY_SIZE = 300
@@ -131,25 +132,11 @@ def measure(store, qs: list[str], repeats: int) -> dict[str, dict[str, float] | 
         samples: list[float] = []
         for q in qs:
             for _ in range(repeats):
-                _clear_query_cache()
+                clear_query_cache()
                 samples += time_calls(lambda q=q, call=call: call(q), 1, warmup=0)
-        out[name] = _summary(samples)
+        out[name] = summarize_ms(samples, "p50_ms")
     return out
 
-
-def _clear_query_cache() -> None:
-    try:
-        from causantic.retrieval import vector
-    except ImportError:
-        return
-    cache = getattr(vector, "_query_cache", None)
-    if cache is not None:
-        cache.clear()
-
-
-def _summary(samples: list[float]) -> dict[str, float]:
-    return {"p50_ms": round(percentile(samples, 50), 2), "p95_ms": round(percentile(samples, 95), 2),
-            "max_ms": round(max(samples), 2), "n": len(samples)}
 
 
 def run(tiny: bool = False) -> dict[str, Any]:

@@ -48,6 +48,7 @@ from bench.common import (
     peak_rss_mb,
     percentile,
     print_table,
+    summarize_ms,
     write_result,
 )
 
@@ -65,13 +66,6 @@ def _cache() -> Path:
 
     return cache_dir()
 
-
-def _summary(samples: list[float]) -> dict[str, float]:
-    return {"p50_ms": round(percentile(samples, 50), 2), "p95_ms": round(percentile(samples, 95), 2),
-            "max_ms": round(max(samples), 2), "n": len(samples)}
-
-
-# -- 1. throughput ---------------------------------------------------------------------------
 
 
 def _sample_db(n_chunks: int, folder: Path) -> Path:
@@ -237,7 +231,7 @@ def knn(tiny: bool) -> dict[str, Any]:
                 found = vec_store.knn(store.conn, q.tobytes(), k, proj)
                 samples.append((time.perf_counter() - t0) * 1000)
                 assert found
-            out[label] = _summary(samples)
+            out[label] = summarize_ms(samples, "p50_ms")
     if tmp:
         shutil.rmtree(tmp, ignore_errors=True)
     rows = [{"query": f"k={k} windows, {label}", "vectors": n, **out[label],
@@ -304,8 +298,9 @@ def hybrid_db(n: int) -> Path:
 
 def hybrid(tiny: bool) -> dict[str, Any]:
     """End-to-end hybrid search latency at 100k chunks (see the module docstring)."""
-    from bench.latency import FIXED_QUERIES, _clear_query_cache
+    from bench.latency import FIXED_QUERIES
     from causantic.retrieval.search import search
+    from causantic.retrieval.vector import clear_query_cache
     from causantic.store import open_store
 
     db = hybrid_db(300 if tiny else HYBRID_CHUNKS)
@@ -329,7 +324,7 @@ def hybrid(tiny: bool) -> dict[str, Any]:
             for i, q in enumerate(qs):
                 project = projects[i % min(len(projects), 8)] if filtered else None
                 for _ in range(repeats):
-                    _clear_query_cache()
+                    clear_query_cache()
                     c0 = time.process_time()
                     result = search(store, q, project=project, mode=mode)
                     cpu.append((time.process_time() - c0) * 1000)
@@ -337,7 +332,7 @@ def hybrid(tiny: bool) -> dict[str, Any]:
                     samples.append(result.duration_ms)
             # CPU time of the process (all its threads) beside wall time: other load on a
             # shared machine inflates wall time much more than CPU time.
-            out[label] = {**_summary(samples), "cpu_p50_ms": round(percentile(cpu, 50), 2),
+            out[label] = {**summarize_ms(samples, "p50_ms"), "cpu_p50_ms": round(percentile(cpu, 50), 2),
                           "cpu_p95_ms": round(percentile(cpu, 95), 2)}
     rows = [{"search": label, "chunks": out["chunks"], "vectors": out["vectors"], **out[label],
              "target p95": f"< {TARGETS['hybrid_p95_ms']:g} ms" if label.startswith("hybrid")

@@ -118,6 +118,12 @@ def query_vector(text: str, model_dir: str | None = None) -> np.ndarray:
     return vec
 
 
+def clear_query_cache() -> None:
+    """Forget the cached query vectors (benchmarks time every query's embedding)."""
+    with _cache_lock:
+        _query_cache.clear()
+
+
 def vector_search(
     store: Store,
     query: str | np.ndarray,
