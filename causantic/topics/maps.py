@@ -232,19 +232,9 @@ def _render_list(
 def _member_rows(
     conn: apsw.Connection, members: list[tuple[str, float, float | None]]
 ) -> list[TopicMember]:
-    ids = [m[0] for m in members]
-    rows: dict[str, tuple] = {}
-    for i in range(0, len(ids), 500):
-        batch = ids[i : i + 500]
-        marks = ",".join("?" * len(batch))
-        for row in conn.execute(
-            "SELECT id, session_id, project, agent_id, start_time, end_time, text FROM chunks"
-            f" WHERE id IN ({marks})", batch,
-        ):
-            rows[row[0]] = row
-    out = []
-    for cid, dist, prob in members:
-        r = rows.get(cid)
-        if r is not None:
-            out.append(TopicMember(r[0], r[1], r[2], r[3], r[4], r[5], dist, prob, first_line(r[6])))
-    return out
+    from causantic.retrieval.search import load_hits  # not at import: hooks import this module
+
+    probability = {cid: prob for cid, _, prob in members}
+    return [TopicMember(h.chunk_id, h.session_id, h.project, h.agent_id, h.start_time,
+                        h.end_time, h.score, probability[h.chunk_id], first_line(h.text))
+            for h in load_hits(conn, [(cid, dist, ()) for cid, dist, _ in members])]
