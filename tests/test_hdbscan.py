@@ -339,8 +339,14 @@ def test_prim_over_distinct_rows_equals_prim_over_all_rows() -> None:
     full_core = H._core_sq_distances(everything, 5, 64)
     np.testing.assert_allclose(core[copies.inverse], full_core, rtol=1e-6)
     direct = H._prim(everything, full_core)
-    np.testing.assert_array_equal(deduplicated.order, direct.order)
     np.testing.assert_allclose(deduplicated.weight, direct.weight, rtol=1e-6)
+    # GEMMs of different shapes round differently on some CPUs (seen on AMD EPYC), so two
+    # points joining at tied weights may swap; the order may differ only inside such ties.
+    differ = np.flatnonzero(deduplicated.order != direct.order)
+    for run in np.split(differ, np.flatnonzero(np.diff(differ) > 1) + 1) if differ.size else []:
+        assert set(deduplicated.order[run]) == set(direct.order[run])
+        tied = direct.weight[run.min() - 1 : run.max()]
+        np.testing.assert_allclose(tied, tied[0], rtol=1e-5)
 
 
 def test_dense_matrix_holds_the_same_weights_as_the_batched_rows() -> None:
