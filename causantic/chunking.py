@@ -67,9 +67,12 @@ def chunk_turn(
     turn: Turn,
     redact: Redact,
     max_tokens: int = DEFAULT_MAX_TOKENS,
-    fallback_time: str = "1970-01-01T00:00:00.000Z",
+    fallback_time: str = "",
 ) -> list[Chunk]:
-    """Render, redact and pack one turn into chunks of at most `max_tokens` (approximately)."""
+    """Render, redact and pack one turn into chunks of at most `max_tokens` (approximately).
+
+    A turn whose stream has no timestamp at all gets ``fallback_time`` (ingest passes the
+    file's modification time; never the epoch)."""
     pieces: list[tuple[str, Block]] = []
     for block in turn.blocks:
         text = render_block(block)

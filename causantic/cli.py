@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from causantic.config import Settings, load_settings
-from causantic.errors import CausanticError
+from causantic.errors import CausanticError, UsageError
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing on the hook path
 if TYPE_CHECKING:
@@ -33,13 +33,13 @@ def cmd_ingest(args: argparse.Namespace, settings: Settings) -> int:
             f"no Claude Code transcripts at {settings.projects_dir}; pass a path "
             "(causantic ingest PATH) or set CLAUDE_CONFIG_DIR"
         )
-    report = run_ingest(settings, paths, progress=not args.json and sys.stderr.isatty())
+    report = run_ingest(settings, paths, progress=not args.json)
     embedded, why_not = None, None
     if not args.no_embed:
         from causantic.pipeline import run_embed
 
         try:
-            embedded = run_embed(settings, progress=not args.json and sys.stderr.isatty())
+            embedded = run_embed(settings, progress=not args.json)
         except CausanticError as exc:  # ingest still succeeded: vectors stay pending
             why_not = str(exc)
     if args.json:
@@ -64,7 +64,7 @@ def cmd_embed(args: argparse.Namespace, settings: Settings) -> int:
     from causantic.embedding import summary
     from causantic.pipeline import run_embed
 
-    report = run_embed(settings, progress=not args.json and sys.stderr.isatty(),
+    report = run_embed(settings, progress=not args.json,
                        reindex=args.reindex, limit=args.limit)
     if args.json:
         print(json.dumps(report.as_dict()))
@@ -78,12 +78,15 @@ def cmd_embed(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def report_line(report) -> str:  # type: ignore[no-untyped-def]
+    from causantic.wording import plural
+
     return (
-        f"Ingested {report.files} transcript files ({report.files_read} read, "
-        f"{report.files_unchanged} unchanged): +{report.chunks_added} chunks, "
-        f"{report.chunks_replaced} refreshed, +{report.edges_added} edges, "
-        f"{len(report.sessions)} sessions touched, {report.redactions} secrets redacted, "
-        f"{report.bad_lines} bad lines skipped, in {report.seconds:.2f} s"
+        f"Ingested {plural(report.files, 'transcript file')} ({report.files_read} read, "
+        f"{report.files_unchanged} unchanged): +{plural(report.chunks_added, 'chunk')}, "
+        f"{report.chunks_replaced} refreshed, +{plural(report.edges_added, 'edge')}, "
+        f"{plural(len(report.sessions), 'session')} touched, "
+        f"{plural(report.redactions, 'secret')} redacted, "
+        f"{plural(report.bad_lines, 'bad line')} skipped, in {report.seconds:.2f} s"
     )
 
 
@@ -97,7 +100,7 @@ def cmd_search(args: argparse.Namespace, settings: Settings) -> int:
     with open_store(settings.db_path, readonly=True) as store:
         result = search(
             store,
-            args.query,
+            _query(args),
             project=args.project,
             limit=args.limit,
             max_tokens=args.max_tokens or settings.max_tokens,
@@ -133,6 +136,7 @@ def cmd_list_sessions(args: argparse.Namespace, settings: Settings) -> int:
     from causantic.store import open_store
 
     with open_store(settings.db_path, readonly=True) as store:
+        _project_here(args, store.conn)
         sessions = list_sessions(
             store.conn, args.project, days_back=args.days_back, limit=args.limit
         )
@@ -157,7 +161,7 @@ def _chain(args: argparse.Namespace, settings: Settings, direction: str) -> int:
     from causantic.store import open_store
 
     with open_store(settings.db_path, readonly=True) as store:
-        result = walk(store, args.query, direction, project=args.project, limit=args.limit,
+        result = walk(store, _query(args), direction, project=args.project, limit=args.limit,
                       max_tokens=args.max_tokens or settings.max_tokens, max_chars=args.max_chars)
     _emit(args, result.as_dict(), result.text)
     return 0
@@ -168,6 +172,7 @@ def cmd_reconstruct(args: argparse.Namespace, settings: Settings) -> int:
     from causantic.store import open_store
 
     with open_store(settings.db_path, readonly=True) as store:
+        _project_here(args, store.conn)
         result = reconstruct(
             store.conn, args.project, mode=args.mode, session=args.session,
             previous_session=args.previous_session, current_session=args.current_session,
@@ -315,6 +320,35 @@ def _hook_argv(argv: Sequence[str]) -> tuple[list[str], str | None] | None:
     return None
 
 
+def _query(args: argparse.Namespace) -> str:
+    """The query argument, refused when blank (retrieval itself answers blank text quietly,
+    as hooks need; a person typing it made a mistake)."""
+    if not args.query.strip():
+        raise UsageError("the query is empty; give some words, identifiers or error text")
+    return str(args.query)
+
+
+def _project_here(args: argparse.Namespace, conn) -> None:  # type: ignore[no-untyped-def]
+    """Without --project, use the project of the current folder (named as ingest names it)."""
+    if args.project:
+        return
+    import os
+
+    from causantic.retrieval.browse import list_projects
+    from causantic.transcripts.project import project_for_cwd
+
+    args.project = project_for_cwd(os.getcwd()).name
+    known = [p.name for p in list_projects(conn)]
+    if args.project in known:
+        return
+    if not known:
+        raise CausanticError("no memory yet: run `causantic ingest` first")
+    raise UsageError(
+        f"the current folder belongs to project {args.project!r}, which has no memory; pass "
+        f"--project NAME (most recent: {', '.join(known[:5])})"
+    )
+
+
 def _emit(args: argparse.Namespace, payload: dict[str, object], text: str) -> None:
     print(json.dumps(payload, ensure_ascii=False) if args.json else text)
 
@@ -397,7 +431,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = command("list-sessions", cmd_list_sessions, "Sessions of a project, newest first.",
                 "causantic list-sessions --project cli --days-back 7")
-    p.add_argument("--project", required=True)
+    p.add_argument("--project", help="the project (default: the current folder's)")
     p.add_argument("--days-back", type=_positive, help="only sessions active in the last N days")
     p.add_argument("--limit", type=_positive, default=50)
     p.add_argument("--json", action="store_true")
@@ -420,7 +454,8 @@ def build_parser() -> argparse.ArgumentParser:
                 "What happened: a project's chunks in time order, or a briefing of its last "
                 "session for resuming work.",
                 "causantic reconstruct --project cli --previous-session --mode briefing")
-    p.add_argument("--project", required=True, help="the project (see list-projects)")
+    p.add_argument("--project", help="the project (see list-projects; default: the current "
+                   "folder's)")
     p.add_argument("--mode", choices=("timeline", "briefing"), default="timeline",
                    help="timeline (default): chunks oldest first, newest kept when the budget "
                    "is tight; briefing: the session's state plus its recent conversation")

@@ -10,17 +10,17 @@ another process meanwhile is skipped at write time (see `store.vectors.write_vec
 
 from __future__ import annotations
 
-import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING
 
 from causantic.errors import ModelUnavailable
 from causantic.model import MODEL_ID
 from causantic.store import vector_index
 from causantic.store import vectors as vec_store
 from causantic.store.db import Store
+from causantic.wording import plural
 
 if TYPE_CHECKING:
     from causantic.embed import Embedder
@@ -155,35 +155,14 @@ def embed_pending(
     return report
 
 
-def progress_line(stream: TextIO = sys.stderr) -> Progress:
-    """A progress callback that redraws one terminal line: done/total, rate, ETA."""
-
-    def show(done: int, total: int, elapsed: float) -> None:
-        rate = done / elapsed if elapsed > 0 else 0.0
-        eta = (total - done) / rate if rate > 0 else 0.0
-        stream.write(
-            f"\r\033[Kembed: {done}/{total} chunks, {rate:.1f} chunks/s, "
-            f"ETA {int(eta) // 60}:{int(eta) % 60:02d}"
-        )
-        stream.flush()
-
-    return show
-
-
-def clear_line(stream: TextIO = sys.stderr) -> None:
-    """Erase the progress line."""
-    stream.write("\r\033[K")
-    stream.flush()
-
-
 def summary(report: EmbedReport) -> str:
     """One line for the terminal."""
     if report.todo == 0:
         text = "No chunks waiting for vectors."
     else:
         text = (
-            f"Embedded {report.embedded} chunks ({report.windows} windows) in "
-            f"{report.seconds:.1f} s, {report.rate:.1f} chunks/s"
+            f"Embedded {plural(report.embedded, 'chunk')} ({plural(report.windows, 'window')}) "
+            f"in {report.seconds:.1f} s, {report.rate:.1f} chunks/s"
         )
         if report.skipped:
             text += f"; {report.skipped} skipped (changed meanwhile)"
@@ -191,8 +170,9 @@ def summary(report: EmbedReport) -> str:
     if report.topics_joined:
         text += f" {report.topics_joined} joined a topic."
     if report.remaining:
-        text += f" {report.remaining} chunks still without vectors."
+        text += f" {plural(report.remaining, 'chunk')} still without vectors."
     if report.stale:
-        text += (f" {report.stale} chunks have vectors from another model: run "
+        text += (f" {plural(report.stale, 'chunk')} {'has' if report.stale == 1 else 'have'} "
+                 "vectors from another model: run "
                  "`causantic reindex`.")
     return text

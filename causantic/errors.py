@@ -28,3 +28,9 @@ class DatabaseCorrupt(CausanticError):
 
 class ModelUnavailable(CausanticError):
     """The embedding model (or the vector extension) cannot be loaded."""
+
+
+class Interrupted(CausanticError):
+    """The user stopped the work (Ctrl-C); the message says what was kept and how to go on."""
+
+    exit_code = 130

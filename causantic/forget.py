@@ -32,9 +32,11 @@ from pathlib import Path
 import apsw
 
 from causantic.errors import UsageError
+from causantic.store import sessions as session_store
 from causantic.store.db import Store
 
 DEFAULT_THRESHOLD = 0.6
+MIN_SESSION_PREFIX = 8  # listings show the first 8 characters of a session id
 PREVIEW = 5
 _BATCH = 500
 
@@ -113,6 +115,8 @@ def forget(
         raise UsageError(
             f"unknown project {project!r}; `causantic list-projects` shows the projects in memory"
         )
+    if session_id:
+        session_id = _full_session_id(conn, session_id.strip(), project)
     matches = _select(conn, project, session_id, after_ts, before_ts)
     similarity = None
     if query is not None:
@@ -129,6 +133,24 @@ def forget(
 
 
 # -- selection -----------------------------------------------------------------------------
+
+
+def _full_session_id(conn: apsw.Connection, prefix: str, project: str | None) -> str:
+    """The stored session whose id is or starts with ``prefix`` (listings show 8 characters)."""
+    found = session_store.ids_with_prefix(conn, prefix, project)
+    if prefix in found:
+        return prefix
+    if len(prefix) < MIN_SESSION_PREFIX:
+        raise UsageError(f"forget: session {prefix!r} is too short; give at least "
+                         f"{MIN_SESSION_PREFIX} characters of its id")
+    if len(found) > 1:
+        raise UsageError(f"forget: session {prefix!r} matches several sessions "
+                         f"({', '.join(found[:3])}); give more of the id")
+    if not found:
+        where = f" of project {project!r}" if project else ""
+        raise UsageError(f"forget: no session{where} starts with {prefix!r}; "
+                         "`causantic list-sessions` shows them")
+    return found[0]
 
 
 def _select(

@@ -232,10 +232,16 @@ def _read(
     warmup = tf.kind == "subagent" and is_warmup(parsed)
     chunks: list[Chunk] = []
     if not warmup:
+        undated = _iso_utc(st.st_mtime)  # a stream without any timestamp: when it was written
         for turn in parsed.turns:
-            chunks += chunk_turn(turn, redact, max_tokens)
+            chunks += chunk_turn(turn, redact, max_tokens, fallback_time=undated)
     parsed.turns = []  # the tool outputs they hold are no longer needed
     return _Read(tf, path, st, head, start, checkpoint, parsed, chunks, warmup, attempt)
+
+
+def _iso_utc(seconds: float) -> str:
+    """`2026-02-01T03:40:03.827Z`, the transcripts' own timestamp format."""
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds)) + f".{int(seconds % 1 * 1000):03d}Z"
 
 
 def _map(f, size: int) -> bytes | mmap.mmap:

@@ -6,14 +6,17 @@ redact function) and tests can drive it directly.
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 from causantic.config import Settings
 from causantic.embedding import EmbedReport
+from causantic.errors import Interrupted
+from causantic.fsutil import file_lock
 from causantic.ingest import IngestReport, ingest_paths
+from causantic.progress import ProgressLine
 from causantic.redact import Redactor
 from causantic.store import open_store
+from causantic.wording import plural
 
 
 def make_redact(settings: Settings):  # type: ignore[no-untyped-def]
@@ -28,50 +31,93 @@ def make_redact(settings: Settings):  # type: ignore[no-untyped-def]
 
 
 def run_ingest(settings: Settings, paths: list[Path], progress: bool = False) -> IngestReport:
-    """Ingest transcripts under `paths` into the configured database."""
+    """Ingest transcripts under `paths` into the configured database.
+
+    Raises Interrupted (Ctrl-C) saying how many files were kept: each file's work commits
+    whole, so a rerun reads only the rest.
+    """
     redact = make_redact(settings)
-    on_file = _progress_printer() if progress else None
-    with open_store(settings.db_path) as store:
-        report = ingest_paths(store, paths, redact, on_file=on_file)
-    if progress:
-        print("\r\033[K", end="", file=sys.stderr, flush=True)
-    return report
+    line = ProgressLine() if progress else None
+    state: dict[str, IngestReport] = {}
+    done = [0]
+
+    def on_file(tf, report: IngestReport) -> None:  # type: ignore[no-untyped-def]
+        done[0] += 1
+        state["report"] = report
+        if line is not None:
+            line.update(f"ingest: {done[0]}/{report.files} files, "
+                        f"+{plural(report.chunks_added, 'chunk')}")
+
+    try:
+        with open_store(settings.db_path) as store:
+            return ingest_paths(store, paths, redact, on_file=on_file)
+    except KeyboardInterrupt:
+        report = state.get("report")
+        kept = (f"{done[0]} of {plural(report.files, 'file')} read and kept "
+                f"(+{plural(report.chunks_added, 'chunk')})" if report else "nothing was kept")
+        raise Interrupted(f"ingest interrupted: {kept}; run the same `causantic ingest` "
+                          "again to read the rest") from None
+    finally:
+        if line is not None:
+            line.clear()
 
 
 def run_embed(settings: Settings, *, progress: bool = False, reindex: bool = False,
               limit: int | None = None) -> EmbedReport:
     """Embed the chunks still without vectors (``reindex``: those from another model).
 
-    Raises ModelUnavailable (a CausanticError) when the model or sqlite-vec cannot load.
+    One embedding run at a time per causantic home: a second run (another shell, a hook's
+    background worker) waits for the first and then finds its chunks done, so no chunk is
+    embedded twice.
+
+    Raises ModelUnavailable (a CausanticError) when the model or sqlite-vec cannot load, and
+    Interrupted (Ctrl-C) saying how many chunks were kept (vectors commit batch by batch).
     """
-    from causantic.embedding import clear_line, embed_pending, progress_line
+    from causantic.embedding import embed_pending
     from causantic.topics.maintain import topic_settings
 
+    line = ProgressLine() if progress else None
+    done = [0, 0]
+
+    def show(n: int, total: int, elapsed: float) -> None:
+        done[:] = [n, total]
+        if line is not None:
+            rate = n / elapsed if elapsed > 0 else 0.0
+            eta = int((total - n) / rate) if rate > 0 else 0
+            line.update(f"embed: {n}/{total} chunks, {rate:.1f} chunks/s, "
+                        f"ETA {eta // 60}:{eta % 60:02d}")
+
+    try:
+        with file_lock(embed_lock(settings), timeout=0) as free:
+            if not free:
+                if line is not None:
+                    line.update("embed: another causantic process is embedding; waiting for it")
+                with file_lock(embed_lock(settings)):
+                    return _embed(settings, reindex, limit, show, embed_pending, topic_settings)
+            return _embed(settings, reindex, limit, show, embed_pending, topic_settings)
+    except KeyboardInterrupt:
+        kept = (f"{done[0]} of {plural(done[1], 'chunk')} embedded and kept" if done[1]
+                else "no vectors were written")
+        raise Interrupted(f"embed interrupted: {kept}; run `causantic embed` to "
+                          "embed the rest") from None
+    finally:
+        if line is not None:
+            line.clear()
+
+
+def embed_lock(settings: Settings) -> Path:
+    """The lock file held while a process embeds (not the hook worker's queue lock, which is
+    held around this whole call: flock on a second descriptor of it would wait for itself)."""
+    return settings.home / "locks" / "embedding.lock"
+
+
+def _embed(settings, reindex, limit, show, embed_pending, topic_settings):  # type: ignore[no-untyped-def]
     with open_store(settings.db_path) as store:
-        try:
-            return embed_pending(
-                store,
-                model_dir=None if settings.model_dir is None else str(settings.model_dir),
-                reindex=reindex,
-                limit=limit,
-                progress=progress_line() if progress else None,
-                topic_threshold=topic_settings(settings.raw).threshold,
-            )
-        finally:
-            if progress:
-                clear_line()
-
-
-def _progress_printer():  # type: ignore[no-untyped-def]
-    done = [0]
-
-    def on_file(tf, report: IngestReport) -> None:  # type: ignore[no-untyped-def]
-        done[0] += 1
-        print(
-            f"\r\033[Kingest: {done[0]}/{report.files} files, +{report.chunks_added} chunks",
-            end="",
-            file=sys.stderr,
-            flush=True,
+        return embed_pending(
+            store,
+            model_dir=None if settings.model_dir is None else str(settings.model_dir),
+            reindex=reindex,
+            limit=limit,
+            progress=show,
+            topic_threshold=topic_settings(settings.raw).threshold,
         )
-
-    return on_file

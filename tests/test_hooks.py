@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from causantic.claude.fsutil import file_lock
+from causantic.fsutil import file_lock
 from causantic.markers import MEMORY_CLOSE, MEMORY_OPEN
 from causantic.store import open_store
 

@@ -305,7 +305,7 @@ def spawn_detached(argv: list[str], log: Path) -> int:
     The child holds none of our pipes, so Claude Code sees the hook finish as soon as this
     process exits; the child then belongs to init and is never waited for.
     """
-    from causantic.claude.fsutil import open_private_append
+    from causantic.fsutil import open_private_append
 
     log_fd = open_private_append(log)
     try:
@@ -384,7 +384,7 @@ def _one_running_one_waiting(lock: Path, step):  # type: ignore[no-untyped-def]
     """Run `step` under `<lock>.running`, queueing on `<lock>.queued`; None if one queues already."""
     import contextlib
 
-    from causantic.claude.fsutil import file_lock
+    from causantic.fsutil import file_lock
 
     with contextlib.ExitStack() as queued:
         if not queued.enter_context(file_lock(lock.with_name(lock.name + ".queued"), timeout=0)):
@@ -469,7 +469,7 @@ def _record_failure(
                       session_id=session_id, error=message)
         import traceback
 
-        from causantic.claude.fsutil import open_private_append
+        from causantic.fsutil import open_private_append
 
         fd = open_private_append(status.log_path(settings.home))
         with os.fdopen(fd, "a", encoding="utf-8") as log:

@@ -38,10 +38,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from causantic.claude.fsutil import atomic_write, private_dir
 from causantic.claude.launcher import self_command, shell_join
 from causantic.config import Settings
 from causantic.errors import CausanticError
+from causantic.fsutil import atomic_write, private_dir
 
 SERVER_NAME = "causantic"
 SESSION_START_MATCHER = "startup|resume|clear|compact"

@@ -18,7 +18,7 @@ import json
 from datetime import UTC, datetime
 from pathlib import Path
 
-from causantic.claude.fsutil import atomic_write, file_lock, overwrite, private_dir
+from causantic.fsutil import atomic_write, file_lock, overwrite, private_dir
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing on the hook path
 if TYPE_CHECKING:

@@ -9,6 +9,7 @@ import apsw
 
 from causantic.errors import UsageError
 from causantic.retrieval.render import short_time
+from causantic.wording import plural
 
 
 @dataclass(frozen=True)
@@ -59,7 +60,7 @@ def render_projects(projects: list[ProjectInfo]) -> str:
     lines = ["Projects in memory:"]
     for p in projects:
         lines.append(
-            f"- {p.name} ({p.sessions} sessions, {p.chunks} chunks, "
+            f"- {p.name} ({plural(p.sessions, 'session')}, {plural(p.chunks, 'chunk')}, "
             f"{short_time(p.first)[:10]} – {short_time(p.last)[:10]})"
         )
     return "\n".join(lines)
@@ -103,9 +104,12 @@ def render_sessions(project: str, sessions: list[SessionInfo]) -> str:
     lines = [f'Sessions of "{project}" (newest first):']
     for s in sessions:
         title = f" — {s.title}" if s.title else ""
+        start, end = short_time(s.start_time), short_time(s.end_time)
+        if s.end_time and start[:10] == end[:10]:
+            end = end[11:]  # same day: the end time alone
         lines.append(
-            f"- {s.session_id} ({short_time(s.start_time)} – {short_time(s.end_time)[11:]}, "
-            f"{s.chunks} chunks, {s.tokens} tokens){title}"
+            f"- {s.session_id} ({start} – {end}, {plural(s.chunks, 'chunk')}, "
+            f"{plural(s.tokens, 'token')}){title}"
         )
     return "\n".join(lines)
 

@@ -49,6 +49,7 @@ from causantic.retrieval import render
 from causantic.retrieval.fts import query_terms
 from causantic.retrieval.render import Hit
 from causantic.store.db import Store
+from causantic.wording import plural
 
 BACKWARD = "backward"
 FORWARD = "forward"
@@ -227,7 +228,7 @@ def walk(
                    max_tokens=1_000_000, mode=search_mode)
     notice = found.notice
     if not found.results:
-        text = f'No relevant memory found for "{_quote(query)}".'
+        text = f'No relevant memory found for "{render.quote_query(query)}".'
         if notice:
             text = f"{notice}\n{text}"
         return _result(query, "fallback", direction, [], text, started, notice,
@@ -478,10 +479,9 @@ def _load_hit(conn: apsw.Connection, chunk_id: str) -> Hit:
 def _title(query: str, direction: str, hits: Sequence[Hit]) -> str:
     sessions = len({h.session_id for h in hits})
     what = "what led to it" if direction == BACKWARD else "what came next"
-    plural = "s" if sessions != 1 else ""
     return (
-        f'Chain for "{_quote(query)}" ({what}): {len(hits)} chunks from {sessions} session{plural}, '
-        "oldest first."
+        f'Chain for "{render.quote_query(query)}" ({what}): {plural(len(hits), "chunk")} from '
+        f'{plural(sessions, "session")}, oldest first.'
     )
 
 
@@ -535,7 +535,7 @@ def _fallback(
         line = ("No chain fits the budget (the matches alone fill it); "
                 "showing search results instead.")
     else:
-        line = (f'No chain found: nothing is linked {what} the matches for "{_quote(query)}"; '
+        line = (f'No chain found: nothing is linked {what} the matches for "{render.quote_query(query)}"; '
                 "showing search results instead.")
     lead = (f"{notice}\n" if notice else "") + line
     limit = max_tokens * 7 // 2 if max_chars is None else min(max_tokens * 7 // 2, max_chars)
@@ -570,7 +570,3 @@ def _char_limit(max_tokens: int, max_chars: int | None) -> int:
     return limit if max_chars is None else min(limit, max_chars)
 
 
-def _quote(query: str) -> str:
-    """The query as echoed in answers: one line, at most 120 characters."""
-    flat = " ".join(query.split())
-    return flat if len(flat) <= 120 else flat[:119] + "…"

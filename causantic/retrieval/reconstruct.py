@@ -32,6 +32,7 @@ from causantic.errors import UsageError
 from causantic.retrieval import render
 from causantic.retrieval.render import Hit, short_time
 from causantic.session_state import SessionState, load_state
+from causantic.store import sessions as session_store
 
 MODES = ("timeline", "briefing")
 MIN_PREFIX = 8
@@ -232,11 +233,7 @@ def _resolve_session(conn: apsw.Connection, project: str, prefix: str) -> str | 
         raise UsageError(
             f"session {prefix!r} is too short; give at least {MIN_PREFIX} characters of its id"
         )
-    rows = [r[0] for r in conn.execute(
-        "SELECT DISTINCT session_id FROM chunks WHERE project = ?"
-        " AND substr(session_id, 1, ?) = ? LIMIT 4",
-        (project, len(prefix), prefix),
-    )]
+    rows = session_store.ids_with_prefix(conn, prefix, project)
     if len(rows) > 1:
         raise UsageError(
             f"session prefix {prefix!r} matches several sessions ({', '.join(rows[:3])}); "

@@ -104,6 +104,12 @@ def header(hit: Hit, index: int | None = None) -> str:
     return prefix + " · ".join(parts)
 
 
+def quote_query(query: str) -> str:
+    """The query as echoed in an answer's header: one line, at most 120 characters."""
+    flat = " ".join(query.split())
+    return flat if len(flat) <= 120 else flat[:119] + "…"
+
+
 def shorten(text: str, max_chars: int) -> str:
     """Cut text to at most max_chars at a block, paragraph or line boundary, with a marker."""
     if len(text) <= max_chars:

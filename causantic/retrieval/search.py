@@ -181,12 +181,12 @@ def finish(
 ) -> SearchResult:
     """Render hits under the budget into a SearchResult (shared by all search modes)."""
     if not hits:
-        text = f'No relevant memory found for "{query}".'
+        text = f'No relevant memory found for "{render.quote_query(query)}".'
         if notice:
             text = f"{notice}\n{text}"
         return SearchResult(query, mode, [], text, render.tokens_of(text),
                             (time.perf_counter() - started) * 1000, notice)
-    title = f'Found {{n}} results for "{query}"'
+    title = f'Found {{n}} results for "{render.quote_query(query)}"'
     budget = max_tokens - render.tokens_of(title) - 10
     items, used = render.fit(
         [(render.header(h, i + 1), h.text) for i, h in enumerate(hits)], budget,
@@ -194,7 +194,8 @@ def finish(
     )
     shown = hits[:used]
     body = render.join(items)
-    head = f'Found {len(shown)} results for "{query}"'  # not str.format: the query may hold braces
+    # not str.format: the query may hold braces
+    head = f'Found {len(shown)} result{"" if len(shown) == 1 else "s"} for "{render.quote_query(query)}"'
     if notice:
         head = f"{notice}\n{head}"
     text = f"{head} ({render.tokens_of(body)} tokens):\n\n{body}"

@@ -78,3 +78,15 @@ def project_sessions(conn: apsw.Connection, project: str) -> list[SessionRow]:
 
 def _row(r: tuple) -> SessionRow:
     return SessionRow(*r[:8], bool(r[8]), r[9])
+
+
+def ids_with_prefix(
+    conn: apsw.Connection, prefix: str, project: str | None = None, limit: int = 4
+) -> list[str]:
+    """Up to ``limit`` stored session ids (of ``project`` if given) that start with ``prefix``."""
+    sql = "SELECT DISTINCT session_id FROM chunks WHERE substr(session_id, 1, ?) = ?"
+    args: list[object] = [len(prefix), prefix]
+    if project is not None:
+        sql += " AND project = ?"
+        args.append(project)
+    return [r[0] for r in conn.execute(sql + " LIMIT ?", (*args, limit))]

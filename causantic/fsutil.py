@@ -1,4 +1,4 @@
-"""Small file helpers shared by hooks, the status file and the installer (stdlib only).
+"""Small file helpers: private folders, atomic writes, locks (a stdlib-only leaf module).
 
 Everything causantic creates is private: folders 0700, files 0600. Writes that replace a file
 go through a temporary file in the same folder and `os.replace`, so a reader (Claude Code
