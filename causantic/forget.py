@@ -231,6 +231,9 @@ def _delete(conn: apsw.Connection, matches: list[Match], whole_sessions: list[st
                 "INSERT OR IGNORE INTO forgotten(scope, key, reason) VALUES ('chunk', ?, ?)",
                 [(m.chunk_id, reason) for m in matches],
             )
+        from causantic.memory.observe import forget_auto_for_chunks
+
+        forget_auto_for_chunks(conn, [m.chunk_id for m in matches])  # their text came from these
 
 
 # -- text ----------------------------------------------------------------------------------

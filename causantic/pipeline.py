@@ -33,6 +33,9 @@ def run_ingest(settings: Settings, paths: list[Path], progress: bool = False) ->
     on_file = _progress_printer() if progress else None
     with open_store(settings.db_path) as store:
         report = ingest_paths(store, paths, redact, on_file=on_file)
+        from causantic.memory.maintain import after_ingest
+
+        after_ingest(store, settings.raw, redact)
     if progress:
         print("\r\033[K", end="", file=sys.stderr, flush=True)
     return report
@@ -49,6 +52,9 @@ def run_embed(settings: Settings, *, progress: bool = False, reindex: bool = Fal
 
     with open_store(settings.db_path) as store:
         try:
+            from causantic.memory.maintain import embed_memories
+
+            embed_memories(store, settings.raw, settings.model_dir)
             return embed_pending(
                 store,
                 model_dir=None if settings.model_dir is None else str(settings.model_dir),
