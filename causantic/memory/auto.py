@@ -76,7 +76,7 @@ _TEST_SUMMARY_RE = re.compile(
 )
 _ANSI_RE = re.compile(r"\x1b\[[0-9;]*m|\[\d+(?:;\d+)*m")
 _ERROR_LINE_RE = re.compile(
-    r"\berror\b|\bfail(?:ed|ure)?\b|panic|exception|traceback|fatal|undefined|cannot|no such",
+    r"\berror\b|\w+Error\b|\bfail(?:ed|ure)?\b|panic|exception|traceback|fatal|undefined|cannot|no such",
     re.I,
 )
 _SPECIFIC_RE = re.compile(r"\w\.\w+:\d+|--- FAIL|^FAIL\b|Error:|Assertion|\w+Error\b")
