@@ -274,7 +274,7 @@ def test_session_start_briefing_lists_instructions_without_heavy_imports(shared_
                           env={**os.environ, "PYTHONPATH": str(REPO)})
     context = json.loads(proc.stdout)["hookSpecificOutput"]["additionalContext"]
     assert "[instruction] always run mix format before committing" in context
-    assert context.index("Standing instructions") < context.index("# Briefing")
+    assert context.index("# Briefing") < context.index("Standing instructions")
     assert "Reflection due" in context
     assert proc.stderr.strip().splitlines()[-1] == "HEAVY="
 
@@ -347,3 +347,51 @@ def test_memories_of_an_empty_database_say_how_to_add_one(tmp_path: Path, privat
     assert out.returncode == 0
     out = run("--db", str(tmp_path / "m.db"), "memories")
     assert out.returncode == 0 and "causantic remember" in out.stdout
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.mark.anyio
+async def test_memory_tools_over_stdio_with_the_real_client(shared_db_copy: Path):
+    """observe -> memories -> search shows it -> feedback -> reflect -> forget, as Claude Code
+    would call them; the CLI sees the same memory."""
+    from .test_mcp import call, server
+
+    db = shared_db_copy
+    async with server(db) as session:
+        await session.initialize()
+        err, text = await call(session, "observe", content="Always pass -count=1 to go test here",
+                               observation_type="instruction", project="cli")
+        assert not err and text.startswith("Remembered: mem_"), text
+        memory_id = text.split()[1]
+        err, text = await call(session, "observe", content="always pass -count=1 to go test here.",
+                               observation_type="instruction", project="cli")
+        assert not err and "seen 2×" in text
+        err, text = await call(session, "observe", content="x", observation_type="nonsense")
+        assert err
+        err, text = await call(session, "memories", project="cli", observation_type="instruction")
+        assert not err and memory_id in text
+        err, text = await call(session, "search", query="go test count flag", project="cli")
+        assert not err and text.startswith("Memories (") and memory_id in text
+        err, text = await call(session, "feedback", memory_id=memory_id, helpful=True,
+                               reason="caught a cached result")
+        assert not err and "effective importance 10.5" in text
+        err, text = await call(session, "feedback", memory_id="mem_nothere", helpful=True)
+        assert err and "no memory" in text
+        err, text = await call(session, "reflect", project="cli")
+        assert not err and "Q1." in text and "observe" in text
+        chunk = text.split("[cites: ")[1].split(",")[0].split("]")[0]
+        err, text = await call(session, "observe", content="Run mise run lint before pushing",
+                               observation_type="procedure", project="cli", cites=[chunk])
+        assert not err and "procedure" in text
+        err, text = await call(session, "forget", memory_id=memory_id)
+        assert not err and text.startswith("Dry run: 1 memory")
+        err, text = await call(session, "forget", memory_id=memory_id, dry_run=False)
+        assert not err and text.startswith("Forgot 1 memory")
+    listed = json.loads(run("--db", str(db), "memories", "--project", "cli", "--type",
+                            "procedure", "--json").stdout)["memories"]
+    assert listed[0]["origin"] == "reflection" and listed[0]["cites"] == [chunk]
+    assert memory_id not in run("--db", str(db), "memories", "--project", "cli").stdout

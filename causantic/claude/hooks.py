@@ -204,7 +204,9 @@ def _briefing(settings: Settings, project: str, session_id: str, max_chars: int)
                         exclude_session=session_id or None).strip()
     if not text and not memories:
         return ""
-    return memories + (text or "No earlier session of this project in memory.") + topics + MORE
+    if text and memories:
+        return text + "\n\n" + memories.rstrip("\n") + topics + MORE
+    return (text or memories.rstrip("\n")) + topics + MORE
 
 
 def _has_topics(conn: Any) -> bool:

@@ -184,7 +184,7 @@ def observations(chunks: Sequence[_Chunk], session_id: str) -> Iterable[Found]:
                 command = runs.popleft()[0] if len(runs) == 1 else ""
                 runs.clear()
                 failed = label.endswith(" error")
-                found = _test_result(command, body, chunk, session_id)
+                found = _test_result(command, body, chunk, session_id, failed)
                 if found:
                     yield found
                 if not command or _NOT_BUILD_RE.match(command) or body.strip().startswith(
@@ -240,27 +240,36 @@ def _decision(prompt: str, last_assistant: str) -> str | None:
 
 
 def _question(text: str) -> str:
-    """The assistant's last question or offer of options, one line, or ''."""
-    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
-    for line in reversed(lines[-12:]):
-        if line.endswith("?") and len(line) > 10:
-            return _clip(line.strip("*# "), 200)
-    return ""
+    """The assistant's last question, one line, or ''. A bare "Which one?" is replaced by the
+    last earlier question that says what it is about."""
+    lines = [line.replace("**", "").strip().strip("*# ").strip() for line in text.strip().splitlines()]
+    asked = [line for line in lines[-40:] if line.endswith("?") and len(line) > 10]
+    if not asked:
+        return ""
+    informative = [q for q in asked if len(q) >= 40]
+    return _clip(asked[-1] if len(asked[-1]) >= 40 or not informative else informative[-1], 200)
 
 
 def _option_line(prompt: str, assistant: str) -> str:
+    """The line (or table row) of the option the reply chose, e.g. "A. Delete unused X"."""
     m = _OPTION_REF_RE.search(prompt.replace("let's", "").replace("lets", ""))
+    if not m:
+        m = re.search(r"\b(?:option|version)\s+([A-D1-5])\b[^\n]*\?\s*$", assistant.strip(), re.I)
     if not m:
         return ""
     key = re.escape(m.group(1).upper())
     pattern = re.compile(
-        rf"^\s*(?:[-*]\s*)?(?:\*\*)?(?:option|version|approach)?\s*\(?{key}[).:]\)?\s*(.+)$",
+        rf"^\s*(?:[-*|]\s*)?(?:\*\*)?(?:option|version|approach)?\s*\(?{key}[).:]\)?\s*(.+)$",
         re.I | re.M)
     found = pattern.search(assistant)
-    return _clip(found.group(0).strip().replace("**", ""), 200) if found else ""
+    if not found:
+        return ""
+    line = found.group(0).replace("**", "").strip(" |")
+    return _clip(re.sub(r"\s*\|\s*", " — ", line), 200)
 
 
-def _test_result(command: str, body: str, chunk: _Chunk, session_id: str) -> Found | None:
+def _test_result(command: str, body: str, chunk: _Chunk, session_id: str,
+                 failed: bool = False) -> Found | None:
     if not command or not _TEST_CMD_RE.search(command):
         return None
     clean = _ANSI_RE.sub("", body)
@@ -270,11 +279,14 @@ def _test_result(command: str, body: str, chunk: _Chunk, session_id: str) -> Fou
     go_ok = [f for f in found if f.startswith("ok ")]
     go_fail = [f.split()[1] for f in found if f.startswith("FAIL")]
     if go_ok or go_fail:  # go test: one line per package
-        summary = f"{len(go_ok)} package{'s' if len(go_ok) != 1 else ''} ok"
+        parts = [f"{len(go_ok)} package{'s' if len(go_ok) != 1 else ''} ok"] if go_ok else []
         if go_fail:
-            summary += f", FAIL: {', '.join(dict.fromkeys(go_fail))}"
+            parts.append(f"FAIL: {', '.join(dict.fromkeys(go_fail))}")
+        summary = ", ".join(parts)
     else:
         summary = "; ".join(dict.fromkeys(found[-2:]))
+    if failed and not re.search(r"FAIL|fail|[1-9]\d* failures?|error", summary):
+        summary += " (but the command exited with an error)"
     return Found("test_result", f"`{_clip(command, 160)}` → {_clip(summary, 240)}",
                  (chunk.id,), session_id, chunk.start_time)
 

@@ -4,8 +4,8 @@ Each factor's raw value is min-max normalised over the candidates (a factor on w
 candidate is equal contributes nothing), then score = w_rel * relevance + w_imp * importance
 + w_rec * recency with the weights renormalised to sum to 1. Raw values:
 
-- relevance: cosine of query and memory vectors blended with the keyword score (BM25 over
-  the best BM25 of the candidates); keyword only when a memory has no vector yet;
+- relevance: cosine of query and memory vectors blended with the keyword score (the share
+  of the query's terms the memory holds); keyword only when a memory has no vector yet;
 - importance: effective importance, base + 0.5 x (helpful - harmful);
 - recency: logical by default, 0.5 ** (sessions of the project started since the memory
   was last observed / `half_life_sessions`); with ``clock='wall'``, 0.5 ** (days since /
@@ -37,7 +37,7 @@ class Weights(Record):
     half_life_sessions: float
     half_life_days: float
 
-    def __init__(self, relevance: float = 0.6, importance: float = 0.2, recency: float = 0.2,
+    def __init__(self, relevance: float = 0.4, importance: float = 0.3, recency: float = 0.3,
                  clock: str = "logical", half_life_sessions: float = 10.0,
                  half_life_days: float = 7.0) -> None:
         if clock not in ("logical", "wall"):

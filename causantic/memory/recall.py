@@ -14,7 +14,9 @@ numpy is imported only when stored memory vectors exist and the query is embedde
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Mapping, Sequence
+from datetime import datetime
 from typing import Any
 
 import apsw
@@ -23,12 +25,17 @@ from causantic.memory import TYPES, option
 from causantic.memory.observe import memory_dict
 from causantic.memory.rank import DEFAULT, Candidate, Weights, rank, recency, relevance
 from causantic.records import Record
-from causantic.retrieval.fts import fts_query
+from causantic.retrieval.fts import fts_query, query_terms
 from causantic.retrieval.render import short_time
 from causantic.store import memories as sql
 from causantic.store.db import Store
 
+_WORD_RE = re.compile(r"[^\W_]+")  # agent_logs is two words, not one that starts like "agents"
 MIN_COSINE = 0.30  # below this a vector neighbour is not a candidate
+#: Candidates less relevant than this share of the best one are dropped before ranking: only
+#: memories about the query compete on importance and recency (min-max scaling would
+#: otherwise let an important but barely related memory win).
+RELATIVE_FLOOR = 0.6
 MIN_SHOWN = 0.45  # raw relevance a memory needs to appear beside search results
 SHOWN = 3  # most memories shown beside search results
 MEMORY_SHARE = 4  # memories take at most 1/MEMORY_SHARE of an answer's budget
@@ -59,8 +66,10 @@ def candidates(
     weights: Weights = DEFAULT,
     use_vectors: bool = True,
     model_dir: str | None = None,
+    now: datetime | None = None,
 ) -> list[Candidate]:
-    """Memories relevant to the query with their raw factors (not yet ranked)."""
+    """Memories relevant to the query with their raw factors (not yet ranked); ``now`` is the
+    wall-clock time recency is measured from (default: the current time)."""
     conn = store.conn
     if not _has_memories(conn):
         return []
@@ -68,17 +77,32 @@ def candidates(
     match = fts_query(query)
     if match:
         keyword = dict(sql.fts_match(conn, match, project, limit=100))
-    best = max(keyword.values(), default=0.0)
+    terms = query_terms(query)
     cosines = _cosines(conn, query, project, model_dir) if use_vectors else {}
     rowids = set(keyword) | {r for r, c in cosines.items() if c >= MIN_COSINE}
     rows = sql.select(conn, project=project, types=types, rowids=sorted(rowids))
     starts = sql.session_starts(conn, project)
     out = []
     for m in rows:
-        kw = keyword.get(m.rowid, 0.0) / best if best > 0 else 0.0
+        kw = coverage(terms, m.text) if m.rowid in keyword else 0.0
         out.append(Candidate(m, relevance(cosines.get(m.rowid) if cosines else None, kw),
-                             m.effective_importance, recency(m, weights, starts)))
+                             m.effective_importance, recency(m, weights, starts, now)))
     return out
+
+
+def coverage(terms: Sequence[str], text: str) -> float:
+    """Share of the query's terms found in the text, a word matching a term by a common stem
+    (its first max(4, len - 2) letters): a memory matching one word of five is not a full
+    keyword match, whatever its BM25 rank among the candidates."""
+    if not terms:
+        return 0.0
+    words = set(_WORD_RE.findall(text.lower()))
+    found = 0
+    for term in terms:
+        parts = term.split()
+        if all(any(w.startswith(p[: max(4, len(p) - 2)]) for w in words) for p in parts):
+            found += 1
+    return found / len(terms)
 
 
 def retrieve(
@@ -91,10 +115,13 @@ def retrieve(
     weights: Weights = DEFAULT,
     use_vectors: bool = True,
     model_dir: str | None = None,
+    now: datetime | None = None,
 ) -> list[Candidate]:
     """The best memories for a query by three-factor ranking."""
     found = candidates(store, query, project=project, types=types, weights=weights,
-                       use_vectors=use_vectors, model_dir=model_dir)
+                       use_vectors=use_vectors, model_dir=model_dir, now=now)
+    best = max((c.relevance for c in found), default=0.0)
+    found = [c for c in found if c.relevance >= RELATIVE_FLOOR * best]
     return rank(found, weights)[:limit]
 
 
