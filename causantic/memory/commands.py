@@ -28,7 +28,7 @@ def _writable(settings: Settings):  # type: ignore[no-untyped-def]
 
 
 def cmd_remember(args: argparse.Namespace, settings: Settings) -> int:
-    from causantic.memory import importance_table
+    from causantic.memory import importance_table, option
     from causantic.memory.observe import observe
     from causantic.pipeline import make_redact
 
@@ -39,7 +39,8 @@ def cmd_remember(args: argparse.Namespace, settings: Settings) -> int:
         done = observe(store, text, type=args.type, importance=args.importance,
                        project=args.project or "", cites=args.cite or (),
                        redact=make_redact(settings), importance_table=importance_table(settings.raw),
-                       embed=not args.no_embed, model_dir=settings.model_dir)
+                       embed=not args.no_embed, model_dir=settings.model_dir,
+                       near_days=float(option(settings.raw, "near_days", 7.0)))
     _emit(args, done.as_dict(), done.text)
     return 0
 
