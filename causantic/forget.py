@@ -14,11 +14,11 @@ Selection (all given criteria must hold):
 A call previews by default (`dry_run=True`) and deletes only when told. Deleting removes the
 chunks' text, their FTS entries (trigger), edges (foreign-key cascade), vectors
 (`store.vectors.drop_chunk_vectors`, and the meta trigger), and any other row that references
-a chunk by foreign key with `ON DELETE CASCADE` (topic memberships). Tombstones in `forgotten`
-keep a re-ingest from bringing the data back (automatic memories drawn from the deleted chunks
-are deleted and tombstoned with them, `causantic.memory.observe.forget_auto_for_chunks`): scope `session` when whole sessions are
-forgotten (criteria are only project and/or session), otherwise scope `chunk` (content-hash
-ids). Limitation: a chunk-scope tombstone names one version of a chunk; if the chunk belonged
+a chunk by foreign key with `ON DELETE CASCADE` (topic memberships), and the automatic
+memories drawn from those chunks (`causantic.memory.observe.forget_auto_for_chunks`, which
+tombstones them). Tombstones in `forgotten` keep a re-ingest from bringing the data back:
+scope `session` when whole sessions are forgotten (criteria are only project and/or session),
+otherwise scope `chunk` (content-hash ids). Limitation: a chunk-scope tombstone names one version of a chunk; if the chunk belonged
 to a turn that was still growing, a later re-read renders a different chunk (new id) that is
 not covered.
 """

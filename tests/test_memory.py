@@ -395,3 +395,23 @@ async def test_memory_tools_over_stdio_with_the_real_client(shared_db_copy: Path
                             "procedure", "--json").stdout)["memories"]
     assert listed[0]["origin"] == "reflection" and listed[0]["cites"] == [chunk]
     assert memory_id not in run("--db", str(db), "memories", "--project", "cli").stdout
+
+
+def test_two_concurrent_ingests_observe_what_one_ingest_does(shared_transcripts: Path,
+                                                             tmp_path: Path):
+    """Automatic observations are idempotent under concurrent writers: same ids, same counts."""
+    source = str(shared_transcripts / "marot__spotter")
+    one, two = tmp_path / "one.db", tmp_path / "two.db"
+    assert run("--db", str(one), "ingest", "--no-embed", source).returncode == 0
+    procs = [subprocess.Popen([PYTHON, "-m", "causantic", "--db", str(two), "ingest",
+                               "--no-embed", source], cwd=REPO, stdout=subprocess.DEVNULL,
+                              env={**os.environ, "PYTHONPATH": str(REPO)}) for _ in range(2)]
+    assert [p.wait(timeout=120) for p in procs] == [0, 0]
+
+    def observed(db: Path) -> set[tuple[str, int, tuple[str, ...]]]:
+        with open_store(db, readonly=True) as store:
+            rows = sql.select(store.conn, include_duplicates=True)
+            cites = sql.citations(store.conn, [r.id for r in rows])
+            return {(r.id, r.count, tuple(cites[r.id])) for r in rows}
+
+    assert observed(one) and observed(one) == observed(two)
