@@ -207,16 +207,12 @@ def observe(
         elif sql.forgotten(conn, [memory.id]):
             raise UsageError(f"{memory.id} was forgotten; remember it explicitly to bring it back")
         status = sql.upsert(conn, memory)
-    embedded = False
-    duplicate = None
     if embed:
-        embedded = embed_memories(store, model_dir=model_dir, near_days=near_days,
-                                  only_if_available=True) >= 0
+        embed_memories(store, model_dir=model_dir, near_days=near_days, only_if_available=True)
     row = sql.get(conn, memory.id)
     assert row is not None
-    duplicate = row.duplicate_of
-    embedded = embedded and bool(sql.vectors(conn, _model_id(), [row.rowid]))
-    return Observed(memory.id, status, row, duplicate, embedded)
+    embedded = bool(sql.vectors(conn, _model_id(), [row.rowid]))
+    return Observed(memory.id, status, row, row.duplicate_of, embedded)
 
 
 def _model_id() -> str:
