@@ -126,7 +126,24 @@ def forget(
                                                                   before, query))
     text = _render(matches, sessions, scope, similarity, dry_run, threshold,
                    _criteria(project, session_id, after, before, query))
+    from causantic.memory.forgetting import forget_matching, matching
+
+    memories = matching(store, project=project, session_id=session_id, after=after_ts,
+                        before=before_ts, query=query, threshold=threshold, model_dir=model_dir)
+    also = forget_matching(store, memories, dry_run=dry_run,
+                           reason=_reason(project, session_id, after, before, query))
+    if also:
+        text = _with_memories(text, also, dry_run)
     return ForgetResult(dry_run, len(matches), sessions, scope, similarity, text, matches)
+
+
+def _with_memories(text: str, also: str, dry_run: bool) -> str:
+    """The chunk report with the memories' lines before its closing instruction."""
+    text = text.replace("Nothing to forget: no chunks match", "No chunks match", 1)
+    tail = "\nNothing was deleted. To delete: dry_run=false (command line: --yes)."
+    if tail in text:
+        return text.replace(tail, f"\n{also}{tail}", 1)
+    return f"{text}\n{also}" + (f"\n{tail.lstrip()}" if dry_run else "")
 
 
 # -- selection -----------------------------------------------------------------------------

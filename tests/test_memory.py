@@ -415,3 +415,27 @@ def test_two_concurrent_ingests_observe_what_one_ingest_does(shared_transcripts:
             return {(r.id, r.count, tuple(cites[r.id])) for r in rows}
 
     assert observed(one) and observed(one) == observed(two)
+
+
+def test_forget_by_project_or_query_covers_remembered_statements(shared_db_copy: Path):
+    """Forgetting by criteria takes the explicit memories that match them too, tombstoned."""
+    from causantic.forget import forget
+
+    with open_store(shared_db_copy) as store:
+        port = observe(store, "The e2e tests need ENTIRE_E2E_PORT=8080", project="cli",
+                       embed=False)
+        other = observe(store, "The e2e tests need ENTIRE_E2E_PORT=8080", project="spotter",
+                        embed=False)
+        everywhere = observe(store, "Never commit .env files", embed=False)
+        preview = forget(store, project="cli", query="ENTIRE_E2E_PORT", threshold=0.9)
+        assert "Would also forget 1 memory" in preview.text and port.id in preview.text
+        assert sql.get(store.conn, port.id) is not None
+        done = forget(store, project="cli", query="ENTIRE_E2E_PORT", threshold=0.9,
+                      dry_run=False)
+        assert "Also forgot 1 memory" in done.text
+        assert sql.get(store.conn, port.id) is None and sql.forgotten(store.conn, [port.id])
+        forget(store, project="cli", dry_run=False)
+        assert sql.get(store.conn, other.id) is not None  # another project
+        assert sql.get(store.conn, everywhere.id) is not None  # global: never by project
+        assert not sql.select(store.conn, project="cli", include_global=False,
+                              include_duplicates=True)

@@ -99,8 +99,8 @@ def coverage(terms: Sequence[str], text: str) -> float:
     words = set(_WORD_RE.findall(text.lower()))
     found = 0
     for term in terms:
-        parts = term.split()
-        if all(any(w.startswith(p[: max(4, len(p) - 2)]) for w in words) for p in parts):
+        parts = _WORD_RE.findall(term)
+        if parts and all(any(w.startswith(p[: max(4, len(p) - 2)]) for w in words) for p in parts):
             found += 1
     return found / len(terms)
 
