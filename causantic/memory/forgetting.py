@@ -22,10 +22,10 @@ def matching(store: Store, *, project: str | None, session_id: str | None, after
              before: str | None, query: str | None, threshold: float,
              model_dir: Path | None = None) -> list[sql.MemoryRow]:
     """The memories every given criterion selects (none when no criterion is given)."""
-    from causantic.memory.recall import _cosines, _has_memories, coverage
+    from causantic.memory.recall import cosines, coverage, has_memories
     from causantic.retrieval.fts import query_terms
 
-    if not any((project, session_id, after, before, query)) or not _has_memories(store.conn):
+    if not any((project, session_id, after, before, query)) or not has_memories(store.conn):
         return []
     rows = sql.select(store.conn, project=project, include_global=False,
                       include_duplicates=True, created_after=after, created_before=before,
@@ -33,7 +33,7 @@ def matching(store: Store, *, project: str | None, session_id: str | None, after
     if session_id:
         rows = [r for r in rows if r.session_id == session_id]
     if query:
-        cos = _cosines(store.conn, query, project, None if model_dir is None else str(model_dir))
+        cos = cosines(store.conn, query, project, None if model_dir is None else str(model_dir))
         terms = query_terms(query)
         rows = [r for r in rows if (cos[r.rowid] if r.rowid in cos
                                     else coverage(terms, r.text)) >= threshold]

@@ -71,21 +71,21 @@ def candidates(
     """Memories relevant to the query with their raw factors (not yet ranked); ``now`` is the
     wall-clock time recency is measured from (default: the current time)."""
     conn = store.conn
-    if not _has_memories(conn):
+    if not has_memories(conn):
         return []
     keyword: dict[int, float] = {}
     match = fts_query(query)
     if match:
         keyword = dict(sql.fts_match(conn, match, project, limit=100))
     terms = query_terms(query)
-    cosines = _cosines(conn, query, project, model_dir) if use_vectors else {}
-    rowids = set(keyword) | {r for r, c in cosines.items() if c >= MIN_COSINE}
+    cos = cosines(conn, query, project, model_dir) if use_vectors else {}
+    rowids = set(keyword) | {r for r, c in cos.items() if c >= MIN_COSINE}
     rows = sql.select(conn, project=project, types=types, rowids=sorted(rowids))
     starts = sql.session_starts(conn, project)
     out = []
     for m in rows:
         kw = coverage(terms, m.text) if m.rowid in keyword else 0.0
-        out.append(Candidate(m, relevance(cosines.get(m.rowid) if cosines else None, kw),
+        out.append(Candidate(m, relevance(cos.get(m.rowid) if cos else None, kw),
                              m.effective_importance, recency(m, weights, starts, now)))
     return out
 
@@ -125,15 +125,16 @@ def retrieve(
     return rank(found, weights)[:limit]
 
 
-def _has_memories(conn: apsw.Connection) -> bool:
+def has_memories(conn: apsw.Connection) -> bool:
+    """Whether any memory is stored (False for a file from before the memories migration)."""
     try:
         return conn.execute("SELECT 1 FROM memories LIMIT 1").fetchone() is not None
     except apsw.SQLError:  # a database opened before the migration (read-only elsewhere)
         return False
 
 
-def _cosines(conn: apsw.Connection, query: str, project: str | None,
-             model_dir: str | None) -> dict[int, float]:
+def cosines(conn: apsw.Connection, query: str, project: str | None,
+            model_dir: str | None) -> dict[int, float]:
     """Memory rowid -> cosine with the query; {} when there are no vectors or no model."""
     from causantic.model import MODEL_ID
 
@@ -264,7 +265,7 @@ def list_memories(store: Store, *, project: str | None = None, types: Sequence[s
                   limit: int = 50, sort: str = "importance") -> dict[str, object]:
     """Memories for `causantic memories`: newest or most important first, duplicates collapsed."""
     conn = store.conn
-    if not _has_memories(conn):
+    if not has_memories(conn):
         return {"memories": [], "text": "No memories yet: `causantic remember TEXT` adds one."}
     for t in types:
         if t not in TYPES:
