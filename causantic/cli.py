@@ -107,6 +107,10 @@ def cmd_search(args: argparse.Namespace, settings: Settings) -> int:
             mode=args.mode,
             cluster_expansion=expansion,
         )
+        from causantic.memory.commands import attach
+
+        result = attach(store, result, args.query, project=args.project, mode=args.mode,
+                        settings=settings, max_tokens=args.max_tokens or settings.max_tokens)
     _emit(args, result.as_dict(), result.text)
     return 0
 
@@ -163,6 +167,11 @@ def _chain(args: argparse.Namespace, settings: Settings, direction: str) -> int:
     with open_store(settings.db_path, readonly=True) as store:
         result = walk(store, _query(args), direction, project=args.project, limit=args.limit,
                       max_tokens=args.max_tokens or settings.max_tokens, max_chars=args.max_chars)
+        if direction == "backward":
+            from causantic.memory.commands import attach
+
+            result = attach(store, result, args.query, project=args.project, mode="hybrid",
+                            settings=settings, max_tokens=args.max_tokens or settings.max_tokens)
     _emit(args, result.as_dict(), result.text)
     return 0
 
@@ -267,6 +276,10 @@ def cmd_forget(args: argparse.Namespace, settings: Settings) -> int:
 
     if not settings.db_path.exists():
         raise CausanticError(f"no memory yet at {settings.db_path}; nothing to forget")
+    if args.memory:
+        from causantic.memory.commands import forget_memories
+
+        return forget_memories(args, settings)
     with open_store(settings.db_path, readonly=not args.yes) as store:
         result = forget(store, project=args.project, session_id=args.session, after=args.after,
                         before=args.before, query=args.query, threshold=args.threshold,
@@ -542,8 +555,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--query", help="only chunks similar to this text")
     p.add_argument("--threshold", type=float, default=0.6,
                    help="similarity needed with --query, 0-1 (default 0.6)")
+    p.add_argument("--memory", action="append", metavar="ID",
+                   help="forget this memory (id or unique prefix; repeatable)")
     p.add_argument("--yes", action="store_true", help="delete (default: preview only)")
     p.add_argument("--json", action="store_true")
+
+    from causantic.memory.commands import add_parsers
+
+    add_parsers(command, _positive)
     return parser
 
 

@@ -14,10 +14,11 @@ Selection (all given criteria must hold):
 A call previews by default (`dry_run=True`) and deletes only when told. Deleting removes the
 chunks' text, their FTS entries (trigger), edges (foreign-key cascade), vectors
 (`store.vectors.drop_chunk_vectors`, and the meta trigger), and any other row that references
-a chunk by foreign key with `ON DELETE CASCADE` (topic memberships). Tombstones in `forgotten`
-keep a re-ingest from bringing the data back: scope `session` when whole sessions are
-forgotten (criteria are only project and/or session), otherwise scope `chunk` (content-hash
-ids). Limitation: a chunk-scope tombstone names one version of a chunk; if the chunk belonged
+a chunk by foreign key with `ON DELETE CASCADE` (topic memberships), and the automatic
+memories drawn from those chunks (`causantic.memory.observe.forget_auto_for_chunks`, which
+tombstones them). Tombstones in `forgotten` keep a re-ingest from bringing the data back:
+scope `session` when whole sessions are forgotten (criteria are only project and/or session),
+otherwise scope `chunk` (content-hash ids). Limitation: a chunk-scope tombstone names one version of a chunk; if the chunk belonged
 to a turn that was still growing, a later re-read renders a different chunk (new id) that is
 not covered.
 """
@@ -129,7 +130,24 @@ def forget(
                                                                   before, query))
     text = _render(matches, sessions, scope, similarity, dry_run, threshold,
                    _criteria(project, session_id, after, before, query))
+    from causantic.memory.forgetting import forget_matching, matching
+
+    memories = matching(store, project=project, session_id=session_id, after=after_ts,
+                        before=before_ts, query=query, threshold=threshold, model_dir=model_dir)
+    also = forget_matching(store, memories, dry_run=dry_run,
+                           reason=_reason(project, session_id, after, before, query))
+    if also:
+        text = _with_memories(text, also, dry_run)
     return ForgetResult(dry_run, len(matches), sessions, scope, similarity, text, matches)
+
+
+def _with_memories(text: str, also: str, dry_run: bool) -> str:
+    """The chunk report with the memories' lines before its closing instruction."""
+    text = text.replace("Nothing to forget: no chunks match", "No chunks match", 1)
+    tail = "\nNothing was deleted. To delete: dry_run=false (command line: --yes)."
+    if tail in text:
+        return text.replace(tail, f"\n{also}{tail}", 1)
+    return f"{text}\n{also}" + (f"\n{tail.lstrip()}" if dry_run else "")
 
 
 # -- selection -----------------------------------------------------------------------------
@@ -253,6 +271,9 @@ def _delete(conn: apsw.Connection, matches: list[Match], whole_sessions: list[st
                 "INSERT OR IGNORE INTO forgotten(scope, key, reason) VALUES ('chunk', ?, ?)",
                 [(m.chunk_id, reason) for m in matches],
             )
+        from causantic.memory.observe import forget_auto_for_chunks
+
+        forget_auto_for_chunks(conn, [m.chunk_id for m in matches])  # their text came from these
 
 
 # -- text ----------------------------------------------------------------------------------

@@ -75,13 +75,16 @@ def build_server(settings: Settings) -> MCPServer:
         ] = "hybrid",
     ) -> str:
         """What do we know about X: past discussion, errors, decisions, files, commands, ranked by relevance. Not for "what happened last/recently" (use reconstruct) or "how did we get to X" (use recall)."""
+        from causantic.memory.commands import attach
         from causantic.retrieval.expand import enabled
         from causantic.retrieval.search import search as run
 
         with _store(settings) as store:
-            return run(store, query, project=project, limit=limit,
-                       max_tokens=budget(max_tokens), mode=mode,
-                       cluster_expansion=enabled(settings.raw)).text
+            result = run(store, query, project=project, limit=limit,
+                         max_tokens=budget(max_tokens), mode=mode,
+                         cluster_expansion=enabled(settings.raw))
+            return attach(store, result, query, project=project, mode=mode, settings=settings,
+                          max_tokens=budget(max_tokens)).text
 
     @tool("recall")
     def recall(
@@ -91,11 +94,13 @@ def build_server(settings: Settings) -> MCPServer:
         max_tokens: MaxTokens = None,
     ) -> str:
         """How did we solve or decide X: walks the causal chain backwards from the best match and tells the episode in order (problem, attempts, fix). Not for recency questions (use reconstruct)."""
+        from causantic.memory.commands import attach
         from causantic.retrieval.chains import recall as run
 
         with _store(settings) as store:
-            return run(store, query, project=project, limit=limit,
-                       max_tokens=budget(max_tokens)).text
+            result = run(store, query, project=project, limit=limit, max_tokens=budget(max_tokens))
+            return attach(store, result, query, project=project, mode="hybrid", settings=settings,
+                          max_tokens=budget(max_tokens)).text
 
     @tool("predict")
     def predict(
@@ -211,6 +216,9 @@ def build_server(settings: Settings) -> MCPServer:
         dry_run: Annotated[
             bool, Field(description="true (default) only previews; false deletes for good.")
         ] = True,
+        memory_id: Annotated[
+            str | None, Field(description="Forget this remembered observation (id from search/memories) instead.")
+        ] = None,
     ) -> str:
         """Delete memory by project, session, time range and/or query, e.g. when the user asks to forget something. Previews by default; deletes only with dry_run=false, and leaves tombstones so a re-ingest does not bring it back. Show the preview to the user before deleting."""
         from causantic.forget import forget as run
@@ -218,6 +226,11 @@ def build_server(settings: Settings) -> MCPServer:
 
         if not settings.db_path.exists():
             raise ToolError(f"no memory yet at {settings.db_path}; nothing to forget")
+        if memory_id:
+            from causantic.memory.observe import forget_memories
+
+            with _errors(), open_store(settings.db_path, readonly=dry_run) as store:
+                return str(forget_memories(store, [memory_id], dry_run=dry_run)["text"])
         with _errors(), open_store(settings.db_path, readonly=dry_run) as store:
             return run(store, project=project, session_id=session_id, after=after, before=before,
                        query=query, threshold=threshold, dry_run=dry_run,
@@ -231,6 +244,9 @@ def build_server(settings: Settings) -> MCPServer:
         with _errors():
             return status.render_status(status.read_status(settings.home), settings.home)
 
+    from causantic.memory.tools import add_tools
+
+    add_tools(mcp, tool, settings, _errors)
     return mcp
 
 

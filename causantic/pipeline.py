@@ -50,7 +50,11 @@ def run_ingest(settings: Settings, paths: list[Path], progress: bool = False) ->
 
     try:
         with open_store(settings.db_path) as store:
-            return ingest_paths(store, paths, redact, on_file=on_file)
+            report = ingest_paths(store, paths, redact, on_file=on_file)
+            from causantic.memory.maintain import after_ingest
+
+            after_ingest(store, settings.raw, redact)
+            return report
     except KeyboardInterrupt:
         report = state.get("report")
         kept = (f"{done[0]} of {plural(report.files, 'file')} read and kept "
@@ -113,6 +117,9 @@ def embed_lock(settings: Settings) -> Path:
 
 def _embed(settings, reindex, limit, show, embed_pending, topic_settings):  # type: ignore[no-untyped-def]
     with open_store(settings.db_path) as store:
+        from causantic.memory.maintain import embed_memories
+
+        embed_memories(store, settings.raw, settings.model_dir)
         return embed_pending(
             store,
             model_dir=None if settings.model_dir is None else str(settings.model_dir),

@@ -16,7 +16,8 @@ from .conftest import PYTHON
 
 NAPOLI_SESSION = "665369bc-1ebb-4fe8-981f-44a473807022"
 EXPECTED_TOOLS = {"search", "recall", "predict", "reconstruct", "list-projects", "list-sessions",
-                  "stats", "topics", "forget", "hook-status"}
+                  "stats", "topics", "forget", "hook-status", "observe", "memories", "feedback",
+                  "reflect"}
 
 
 @pytest.fixture

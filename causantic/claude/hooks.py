@@ -185,16 +185,28 @@ def _briefing(settings: Settings, project: str, session_id: str, max_chars: int)
     with open_store(settings.db_path, readonly=True) as store:
         conn = store.conn
         if conn.execute("SELECT 1 FROM chunks WHERE project = ? LIMIT 1", (project,)).fetchone() is None:
-            return ""
+            from causantic.memory.briefing import briefing_block  # remembered before any session
+
+            memories = briefing_block(conn, project, max_chars - len(MORE))
+            return memories + MORE if memories else ""
         topics = ""
         if _has_topics(conn):  # the topic map module costs ~4 ms to import: only when used
             from causantic.topics.maps import active_topics_line  # SQL only
 
             topics = active_topics_line(conn, project)
             topics = "\n\n" + clip(topics, max_chars // 4) if topics else ""  # briefing first
-        text = briefing(conn, project, max_chars=max_chars - len(MORE) - len(topics),
+        from causantic.memory.briefing import briefing_block  # SQL only
+
+        memories = briefing_block(conn, project, max_chars // 3)
+        memories = memories + "\n\n" if memories else ""
+        text = briefing(conn, project,
+                        max_chars=max_chars - len(MORE) - len(topics) - len(memories),
                         exclude_session=session_id or None).strip()
-    return text + topics + MORE if text else ""
+    if not text and not memories:
+        return ""
+    if text and memories:
+        return text + "\n\n" + memories.rstrip("\n") + topics + MORE
+    return (text or memories.rstrip("\n")) + topics + MORE
 
 
 def _has_topics(conn: Any) -> bool:

@@ -345,3 +345,86 @@ def add_vector_index(conn: apsw.Connection) -> None:
         CREATE INDEX chunk_vector_blocks_by_project ON chunk_vector_blocks(model_id, project, id);
         """
     )
+
+
+@migration
+def create_memories(conn: apsw.Connection) -> None:
+    """Explicit memory (issue 15; see `causantic.memory` and `causantic.store.memories`).
+
+    `memories` holds observations: what a user or agent said to remember (`origin`
+    'explicit'), what ingest noticed without an LLM ('auto') and what an agent synthesised on
+    reflection ('reflection'). `id` is a content hash of project and normalised text, so an
+    exact repeat is one row with a `count`; a near duplicate points at its original through
+    `duplicate_of` and is collapsed at read time (nothing is deleted). Feedback counts live
+    on the row (`helpful`, `harmful`) and never touch `last_seen_at`, the recency clock.
+    `memory_citations` links memories to chunk ids (no foreign key: a forgotten chunk leaves
+    the memory, which `forget` handles explicitly). Tombstones use `forgotten` with scope
+    'memory'. `memory_vectors` holds one float32 unit vector per memory (they are short),
+    computed by `embed` when the model was not loaded at observe time.
+    """
+    conn.execute(
+        """
+        CREATE TABLE memories (
+            rowid INTEGER PRIMARY KEY,
+            id TEXT NOT NULL UNIQUE,               -- 'mem_' + content hash
+            project TEXT NOT NULL DEFAULT '',      -- '' = every project
+            type TEXT NOT NULL,
+            text TEXT NOT NULL,                    -- redacted
+            importance REAL NOT NULL,              -- base importance, 1-10
+            origin TEXT NOT NULL,                  -- 'explicit' | 'auto' | 'reflection'
+            count INTEGER NOT NULL DEFAULT 1,      -- exact repeats observed
+            helpful INTEGER NOT NULL DEFAULT 0,
+            harmful INTEGER NOT NULL DEFAULT 0,
+            duplicate_of TEXT,                     -- near duplicate of this memory id
+            session_id TEXT,                       -- the session it was observed in, if known
+            created_at TEXT NOT NULL,
+            last_seen_at TEXT NOT NULL,            -- last exact repeat (never feedback)
+            redactions INTEGER NOT NULL DEFAULT 0,
+            meta TEXT NOT NULL DEFAULT '{}'        -- JSON: evidence, feedback reasons
+        );
+        CREATE INDEX memories_by_project ON memories(project, type, last_seen_at);
+        CREATE INDEX memories_by_time ON memories(created_at);
+        CREATE TABLE memory_citations (
+            memory_id TEXT NOT NULL REFERENCES memories(id) ON DELETE CASCADE,
+            chunk_id TEXT NOT NULL,
+            PRIMARY KEY (memory_id, chunk_id)
+        ) WITHOUT ROWID;
+        CREATE INDEX memory_citations_by_chunk ON memory_citations(chunk_id);
+        CREATE TABLE memory_feedback (
+            id INTEGER PRIMARY KEY,
+            memory_id TEXT NOT NULL REFERENCES memories(id) ON DELETE CASCADE,
+            helpful INTEGER NOT NULL,
+            reason TEXT,
+            created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ','now'))
+        );
+        CREATE TABLE memory_vectors (
+            memory_rowid INTEGER PRIMARY KEY REFERENCES memories(rowid) ON DELETE CASCADE,
+            model_id TEXT NOT NULL,
+            vector BLOB NOT NULL                   -- float32[dim], unit length
+        );
+        CREATE TRIGGER memories_vectors_update AFTER UPDATE OF text ON memories BEGIN
+            DELETE FROM memory_vectors WHERE memory_rowid = old.rowid;
+        END;
+        CREATE TABLE memory_marks (
+            name TEXT NOT NULL,                    -- 'scan' (chunk rowid) | 'reflected:<project>'
+            value TEXT NOT NULL,
+            PRIMARY KEY (name)
+        ) WITHOUT ROWID;
+        CREATE VIRTUAL TABLE memories_fts USING fts5(
+            text, project, content='memories', content_rowid='rowid', tokenize='porter unicode61'
+        );
+        INSERT INTO memories_fts(memories_fts, rank) VALUES ('rank', 'bm25(1.0, 0.0)');
+        CREATE TRIGGER memories_fts_insert AFTER INSERT ON memories BEGIN
+            INSERT INTO memories_fts(rowid, text, project) VALUES (new.rowid, new.text, new.project);
+        END;
+        CREATE TRIGGER memories_fts_delete AFTER DELETE ON memories BEGIN
+            INSERT INTO memories_fts(memories_fts, rowid, text, project)
+            VALUES ('delete', old.rowid, old.text, old.project);
+        END;
+        CREATE TRIGGER memories_fts_update AFTER UPDATE OF text, project ON memories BEGIN
+            INSERT INTO memories_fts(memories_fts, rowid, text, project)
+            VALUES ('delete', old.rowid, old.text, old.project);
+            INSERT INTO memories_fts(rowid, text, project) VALUES (new.rowid, new.text, new.project);
+        END;
+        """
+    )
