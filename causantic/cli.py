@@ -297,6 +297,25 @@ def cmd_topics(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
+def cmd_export(args: argparse.Namespace, settings: Settings) -> int:
+    from causantic.store import open_store
+    from causantic.transfer.archive import export
+
+    with open_store(settings.db_path, readonly=True) as store:
+        report = export(store, Path(args.path), project=args.project, since=args.since,
+                        vectors=args.vectors)
+    _emit(args, {**report.as_dict(), "text": report.text}, report.text)
+    return 0
+
+
+def cmd_import(args: argparse.Namespace, settings: Settings) -> int:
+    from causantic.transfer.archive import import_archive
+
+    report = import_archive(settings.db_path, Path(args.path), dry_run=args.dry_run)
+    _emit(args, {**report.as_dict(), "text": report.text}, report.text)
+    return 0
+
+
 def _hook_argv(argv: Sequence[str]) -> tuple[list[str], str | None] | None:
     """(hook args, --db) for `[--db PATH] hook EVENT ...`, parsed without argparse (hooks are
     a fast path: see causantic/claude/hooks.py); None for every other command line."""
@@ -509,6 +528,24 @@ def build_parser() -> argparse.ArgumentParser:
                    help="similarity needed with --query, 0-1 (default 0.6)")
     p.add_argument("--yes", action="store_true", help="delete (default: preview only)")
     p.add_argument("--json", action="store_true")
+
+    p = command("export", cmd_export,
+                "Write memory to a versioned JSON Lines archive (gzip if the name ends in .gz).",
+                "causantic export memory.jsonl.gz --project cli --since 2026-01-01")
+    p.add_argument("path", metavar="FILE", help="the archive to write (.jsonl or .jsonl.gz)")
+    p.add_argument("--project", help="only this project")
+    p.add_argument("--since", metavar="WHEN", help="only chunks and sessions active since this "
+                   "ISO date or time")
+    p.add_argument("--vectors", action="store_true",
+                   help="include the chunk vectors (larger; `causantic embed` can recompute them)")
+    p.add_argument("--json", action="store_true", help="print the report as JSON")
+
+    p = command("import", cmd_import,
+                "Merge an archive written by `causantic export` into memory (idempotent).",
+                "causantic import memory.jsonl.gz --dry-run")
+    p.add_argument("path", metavar="FILE", help="the archive to read")
+    p.add_argument("--dry-run", action="store_true", help="show what would change, write nothing")
+    p.add_argument("--json", action="store_true", help="print the report as JSON")
     return parser
 
 
