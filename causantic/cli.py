@@ -316,6 +316,20 @@ def cmd_import(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
+def cmd_dashboard(args: argparse.Namespace, settings: Settings) -> int:
+    from causantic.dashboard.server import serve
+
+    def ready(url: str) -> None:
+        print(f"causantic dashboard: {url}  (read-only, this machine only; Ctrl-C stops it)",
+              flush=True)
+
+    try:
+        serve(settings, port=args.port, open_browser=not args.no_open, ready=ready)
+    except KeyboardInterrupt:
+        print("\ncausantic dashboard stopped.", flush=True)
+    return 0
+
+
 def _hook_argv(argv: Sequence[str]) -> tuple[list[str], str | None] | None:
     """(hook args, --db) for `[--db PATH] hook EVENT ...`, parsed without argparse (hooks are
     a fast path: see causantic/claude/hooks.py); None for every other command line."""
@@ -528,6 +542,12 @@ def build_parser() -> argparse.ArgumentParser:
                    help="similarity needed with --query, 0-1 (default 0.6)")
     p.add_argument("--yes", action="store_true", help="delete (default: preview only)")
     p.add_argument("--json", action="store_true")
+
+    p = command("dashboard", cmd_dashboard,
+                "A local read-only web page over memory: overview, timeline, search, topics.",
+                "causantic dashboard --no-open")
+    p.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (default: a free one)")
+    p.add_argument("--no-open", action="store_true", help="print the address, open no browser")
 
     p = command("export", cmd_export,
                 "Write memory to a versioned JSON Lines archive (gzip if the name ends in .gz).",
