@@ -103,8 +103,7 @@ def optional_table(conn: apsw.Connection, name: str) -> dict[str, object]:
     except apsw.SQLError:  # a WITHOUT ROWID table
         cursor = conn.execute(f"SELECT * FROM {quoted} LIMIT {OPTIONAL_ROWS}")
     rows = cursor.fetchall()
-    cols = [d[0] for d in cursor.getdescription()] if rows else \
-        [r[1] for r in conn.execute(f"PRAGMA table_info({quoted})")]
+    cols = [r[1] for r in conn.execute(f"PRAGMA table_info({quoted})")]
     total = conn.execute(f"SELECT count(*) FROM {quoted}").fetchone()[0]
     return {"table": name, "available": True, "columns": cols, "total": total,
             "rows": [[f"<{len(v)} bytes>" if isinstance(v, bytes) else v for v in r]
