@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from causantic.config import Settings, load_settings
-from causantic.errors import CausanticError
+from causantic.errors import CausanticError, UsageError
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing on the hook path
 if TYPE_CHECKING:
@@ -309,9 +309,31 @@ def cmd_export(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_import(args: argparse.Namespace, settings: Settings) -> int:
-    from causantic.transfer.archive import import_archive
+    from causantic.config import peer_store_path
 
-    report = import_archive(settings.db_path, Path(args.path), dry_run=args.dry_run)
+    source = args.source
+    if args.path is None and source == "causantic":
+        raise UsageError("import needs a FILE written by `causantic export` (or --from "
+                         "claude-mem / --from episodic-memory)")
+    path = Path(args.path) if args.path else peer_store_path(source)
+    if source == "causantic":
+        from causantic.transfer.archive import import_archive
+
+        report = import_archive(settings.db_path, path, dry_run=args.dry_run)
+    elif source == "claude-mem":
+        from causantic.pipeline import make_redact
+        from causantic.store import open_store
+        from causantic.transfer import claude_mem
+        from causantic.transfer.foreign import ForeignReport, write
+
+        sessions, records, counts = claude_mem.read(path)
+        report = ForeignReport(claude_mem.SOURCE, str(path), dry_run=args.dry_run, read=counts)
+        with open_store(settings.db_path) as store:
+            write(store, sessions, records, make_redact(settings), report)
+    else:
+        from causantic.transfer import episodic_memory
+
+        report = episodic_memory.import_archive(settings, path, dry_run=args.dry_run)
     _emit(args, {**report.as_dict(), "text": report.text}, report.text)
     return 0
 
@@ -561,9 +583,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print the report as JSON")
 
     p = command("import", cmd_import,
-                "Merge an archive written by `causantic export` into memory (idempotent).",
-                "causantic import memory.jsonl.gz --dry-run")
-    p.add_argument("path", metavar="FILE", help="the archive to read")
+                "Merge an archive written by `causantic export`, or another tool's memory "
+                "(claude-mem, episodic-memory), into memory (idempotent).",
+                "causantic import memory.jsonl.gz --dry-run; causantic import --from claude-mem")
+    p.add_argument("path", metavar="FILE", nargs="?",
+                   help="the archive to read; with --from, the other tool's database or archive "
+                   "folder (default: where that tool keeps it)")
+    p.add_argument("--from", dest="source", choices=("causantic", "claude-mem", "episodic-memory"),
+                   default="causantic", help="what FILE is (default: a causantic export)")
     p.add_argument("--dry-run", action="store_true", help="show what would change, write nothing")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     return parser

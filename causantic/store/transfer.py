@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 
 import apsw
 
@@ -197,3 +198,28 @@ def _named(sql: str) -> list[str]:
 
 def _ident(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
+
+
+def copy_database(source: Path, target: Path) -> None:
+    """Copy a database file with SQLite's backup API (a consistent snapshot, WAL included)."""
+    src = apsw.Connection(str(source), flags=apsw.SQLITE_OPEN_READONLY)
+    dst = apsw.Connection(str(target))
+    try:
+        with dst.backup("main", src, "main") as b:
+            while not b.done:
+                b.step(1000)
+    finally:
+        dst.close()
+        src.close()
+
+
+def mark_source(conn: apsw.Connection, path_prefix: str, source: str) -> int:
+    """Record `source` in the meta of chunks read from files under `path_prefix` (those not
+    marked yet); return how many were marked."""
+    conn.execute(
+        "UPDATE chunks SET meta = json_set(meta, '$.source', ?) WHERE file_id IN"
+        " (SELECT id FROM files WHERE substr(path, 1, length(?)) = ?)"
+        " AND json_extract(meta, '$.source') IS NULL",
+        (source, path_prefix, path_prefix),
+    )
+    return conn.changes()
