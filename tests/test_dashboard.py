@@ -146,7 +146,8 @@ def test_requests_without_the_token_or_with_a_foreign_host_are_refused(server: S
     code, headers, body = server.get(f"/?token={token}", host=f"localhost:{server.port}")
     assert code == 200 and b'<script src="/static/app.js"' in body
     assert "script-src 'self'" in headers["Content-Security-Policy"]
-    assert headers["Set-Cookie"].startswith("causantic_dashboard=") and "HttpOnly" in headers["Set-Cookie"]
+    assert headers["Set-Cookie"].startswith(f"causantic_dashboard_{server.port}=")
+    assert "HttpOnly" in headers["Set-Cookie"] and "SameSite=Strict" in headers["Set-Cookie"]
     code, headers, body = server.get("/api/overview", headers={"Cookie": headers["Set-Cookie"].split(";")[0]})
     assert code == 200 and headers["Content-Type"].startswith("application/json")
     assert json.loads(body)["stats"]["chunks"] > 700

@@ -233,7 +233,8 @@ class Handler(BaseHTTPRequestHandler):
             return True
         for part in self.headers.get("Cookie", "").split(";"):
             name, _, value = part.strip().partition("=")
-            if name == COOKIE and hmac.compare_digest(value.encode(), expected.encode()):
+            if name == self.server.cookie and hmac.compare_digest(value.encode(),
+                                                                  expected.encode()):
                 return True
         return False
 
@@ -242,7 +243,7 @@ class Handler(BaseHTTPRequestHandler):
         kind = STATIC_TYPES.get(Path(name).suffix)
         if body is None or kind is None:
             return self._deny(404, "not found")
-        extra = {"Set-Cookie": f"{COOKIE}={self.server.token}; Path=/; HttpOnly; "
+        extra = {"Set-Cookie": f"{self.server.cookie}={self.server.token}; Path=/; HttpOnly; "
                                "SameSite=Strict"} if cookie else None
         self._send(200, body, kind, extra=extra)
 
@@ -289,6 +290,7 @@ class DashboardServer(ThreadingHTTPServer):
         self.api = Api(settings)
         bound = self.server_address[1]
         self.hosts = {f"127.0.0.1:{bound}", f"localhost:{bound}", f"[::1]:{bound}"}
+        self.cookie = f"{COOKIE}_{bound}"  # cookies ignore ports: one per running dashboard
 
     @property
     def url(self) -> str:
