@@ -214,8 +214,10 @@ async function sessionView(sessionId) {
     if (!a || !b) return null;
     const x1 = a.x + nodeW / 2, y1 = a.y + 10, x2 = b.x + nodeW / 2, y2 = b.y + 10;
     const bend = e.kind === "next" && a.x === b.x ? 0 : 40;
-    return svg("path", { d: `M${x1},${y1 + 10} C${x1 + bend},${(y1 + y2) / 2} ${x2 + bend},${(y1 + y2) / 2} ${x2},${y2 - 10}`,
-      class: "edge edge-" + e.kind, stroke: EDGE_COLORS[e.kind] || "#999", "stroke-opacity": e.weight < 1 ? 0.4 : 0.9 },
+    const up = y2 < y1 ? -1 : 1;  // leave and enter on the facing sides
+    return svg("path", { d: `M${x1},${y1 + 10 * up} C${x1 + bend},${(y1 + y2) / 2} ${x2 + bend},${(y1 + y2) / 2} ${x2},${y2 - 10 * up}`,
+      class: "edge edge-" + e.kind, stroke: EDGE_COLORS[e.kind] || "#999", "stroke-opacity": e.weight < 1 ? 0.4 : 0.9,
+      "marker-end": EDGE_COLORS[e.kind] ? `url(#arrow-${e.kind})` : null },
       svg("title", {}, `${e.kind}${e.weight < 1 ? " (weakened)" : ""}`));
   });
   const nodes = [...pos.values()].map((p) => {
@@ -240,6 +242,9 @@ async function sessionView(sessionId) {
     el("div", { class: "split" },
       el("div", { class: "graph" }, svg("svg", { width, height, viewBox: `0 0 ${width} ${height}`, id: "graph" },
         streams.map((sid, i) => svg("text", { x: 10 + i * colW, y: top - 6 + (g.linked.length ? 0 : 4), class: "axis" }, sid ? "sub-agent " + short(sid) : (g.linked.length ? "" : ""))),
+        svg("defs", {}, Object.entries(EDGE_COLORS).map(([kind, color]) => svg("marker", {
+          id: "arrow-" + kind, viewBox: "0 0 10 10", refX: 9, refY: 5, markerWidth: 7, markerHeight: 7, orient: "auto-start-reverse" },
+        svg("path", { d: "M0,0 L10,5 L0,10 z", fill: color })))),
         edgeShapes, nodes)),
       detail));
 }
