@@ -349,10 +349,18 @@ def test_every_view_renders_the_shared_transcripts_in_chromium(
     assert "[Assistant]" in str(browser.js("document.getElementById('chunk-detail').innerText")) \
         or "[User]" in str(browser.js("document.getElementById('chunk-detail').innerText"))
     check_png(browser.screenshot(tmp_path / "dashboard-timeline.png"))
+    with open_store(dashboard_db, readonly=True) as store:
+        continued = store.conn.execute(
+            "SELECT c.session_id FROM edges e JOIN chunks c ON c.id = e.dst"
+            " WHERE e.kind = 'continues' LIMIT 1").fetchone()[0]
+    browser.show(f"timeline/{continued}", "timeline")
+    assert browser.js("document.querySelectorAll('#graph path.edge-continues').length") == 1
+    assert browser.js("document.querySelectorAll('#graph rect.outside').length") == 1
 
     browser.show("search?q=daytona+pty+log+streaming&kind=search&mode=keyword", "search")
     found = browser.js("[...document.querySelectorAll('#results .result')].map(r => r.dataset.session)")
     assert found and found[0] == expected.results[0].session_id
+    assert found[0].startswith("74b8b136"), "the PTY log streaming session of napoli-matcha"
     assert "mode keyword" in str(browser.js("document.getElementById('answer-summary').innerText"))
     check_png(browser.screenshot(tmp_path / "dashboard-search.png"))
 
@@ -401,6 +409,14 @@ def test_memories_view_shows_a_table_once_it_exists(server: Server, browser: Bro
     browser.wait_for("lessons")
     assert browser.js("document.querySelectorAll('#lessons-table td').length") == 2
     assert "<b>run go test -race</b>" in str(browser.js("document.getElementById('view').innerText"))
+
+
+def test_no_memory_yet_is_one_line_and_exit_1(tmp_path: Path, capsys: pytest.CaptureFixture[str]):
+    from causantic.cli import main
+
+    assert main(["--db", str(tmp_path / "none.db"), "dashboard", "--no-open"]) == 1
+    err = capsys.readouterr().err
+    assert "no memory yet" in err and len(err.strip().splitlines()) == 1
 
 
 def test_ctrl_c_stops_the_server_with_one_line(server: Server):
