@@ -113,15 +113,17 @@ class Api:
         return found
 
     def search(self, q: dict[str, str]) -> dict[str, Any]:
+        from causantic.retrieval.expand import enabled
         from causantic.retrieval.search import search
 
         mode = q.get("mode") or "hybrid"
         if mode not in ("hybrid", "keyword", "vector"):
             raise UsageError(f"unknown mode {mode!r}")
-        with self._store() as store:
+        with self._store() as store:  # the CLI's defaults, config included
             return search(store, _required(q, "q"), project=q.get("project") or None,
                           limit=_int(q, "limit", 10), mode=mode,
-                          max_tokens=self.settings.max_tokens).as_dict()
+                          max_tokens=self.settings.max_tokens,
+                          cluster_expansion=enabled(self.settings.raw)).as_dict()
 
     def recall(self, q: dict[str, str]) -> dict[str, Any]:
         return self._walk(q, "backward")
