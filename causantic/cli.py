@@ -321,15 +321,9 @@ def cmd_import(args: argparse.Namespace, settings: Settings) -> int:
 
         report = import_archive(settings.db_path, path, dry_run=args.dry_run)
     elif source == "claude-mem":
-        from causantic.pipeline import make_redact
-        from causantic.store import open_store
         from causantic.transfer import claude_mem
-        from causantic.transfer.foreign import ForeignReport, write
 
-        sessions, records, counts = claude_mem.read(path)
-        report = ForeignReport(claude_mem.SOURCE, str(path), dry_run=args.dry_run, read=counts)
-        with open_store(settings.db_path) as store:
-            write(store, sessions, records, make_redact(settings), report)
+        report = claude_mem.import_database(settings, path, dry_run=args.dry_run)
     else:
         from causantic.transfer import episodic_memory
 

@@ -235,6 +235,10 @@ def test_claude_mem_dry_run_writes_nothing_and_older_column_names_are_read(tmp_p
     conn.close()
     db = tmp_path / "memory.db"
     assert main(["--db", str(db), "import", "--from", "claude-mem", str(source), "--dry-run"]) == 0
+    assert not db.exists(), "a dry run creates no database"
+    with open_store(db):
+        pass
+    assert main(["--db", str(db), "import", "--from", "claude-mem", str(source), "--dry-run"]) == 0
     assert _rows(db, "SELECT count(*) FROM chunks")[0][0] == 0
     assert main(["--db", str(db), "import", "--from", "claude-mem", str(source)]) == 0
     assert _rows(db, "SELECT session_id, project, start_time FROM chunks") == [

@@ -22,17 +22,48 @@ time and the session's project. The database is opened read-only; nothing is wri
 
 from __future__ import annotations
 
+import contextlib
 import json
+import tempfile
 from pathlib import Path
 from typing import Any
 
 import apsw
 
+from causantic.config import Settings
 from causantic.errors import CausanticError, UsageError
-from causantic.transfer.foreign import ForeignRecord, ForeignSession, iso_from_epoch
+from causantic.store.db import open_store
+from causantic.transfer.foreign import (
+    ForeignRecord,
+    ForeignReport,
+    ForeignSession,
+    iso_from_epoch,
+    write,
+)
 
 SOURCE = "claude-mem"
 TABLES = ("sdk_sessions", "observations", "session_summaries", "user_prompts")
+
+
+def import_database(settings: Settings, path: Path, *, dry_run: bool = False) -> ForeignReport:
+    """Import a claude-mem database into `settings.db_path` (a dry run writes nothing, and
+    creates no database where there is none).
+
+    Raises
+    ------
+    UsageError : not a SQLite file, or not a claude-mem database.
+    """
+    from causantic.pipeline import make_redact
+
+    sessions, records, counts = read(path)
+    report = ForeignReport(SOURCE, str(path), dry_run=dry_run, read=counts)
+    db = Path(settings.db_path)
+    with contextlib.ExitStack() as stack:
+        if dry_run and not db.exists():
+            db = Path(stack.enter_context(tempfile.TemporaryDirectory())) / "memory.db"
+        store = stack.enter_context(open_store(db))
+        write(store, sessions, records, make_redact(settings), report)
+    return report
 
 
 def open_readonly(path: Path) -> apsw.Connection:
