@@ -155,6 +155,34 @@ def test_requests_without_the_token_or_with_a_foreign_host_are_refused(server: S
     assert _loopback("::1")
 
 
+def test_a_request_from_a_non_loopback_peer_is_refused_even_with_the_token(dashboard_db: Path,
+                                                                           tmp_path: Path):
+    """The server listens on 127.0.0.1 only; should a proxy or a bind change ever deliver a
+    foreign peer, the handler itself refuses it."""
+    import socket
+    import threading
+
+    from causantic.dashboard.server import DashboardServer, Handler
+
+    settings = load_settings(db=dashboard_db, env={"HOME": str(tmp_path)})
+    srv = DashboardServer(settings)
+    try:
+        assert srv.server_address[0] == "127.0.0.1"
+        ours, theirs = socket.socketpair()
+        request = (f"GET /api/overview?token={srv.token} HTTP/1.1\r\n"
+                   f"Host: 127.0.0.1:{srv.server_address[1]}\r\n\r\n")
+        ours.sendall(request.encode())
+        worker = threading.Thread(target=Handler, args=(theirs, ("10.0.0.5", 40000), srv))
+        worker.start()
+        worker.join(timeout=10)
+        theirs.close()
+        reply = ours.recv(65536).decode()
+        ours.close()
+        assert reply.startswith("HTTP/1.0 403") and "only local connections" in reply
+    finally:
+        srv.server_close()
+
+
 def test_the_api_answers_exactly_what_the_cli_answers(server: Server, dashboard_db: Path):
     code, _, body = server.get(f"/api/search?q=daytona+pty+log+streaming&mode=keyword&token={server.token}")
     assert code == 200
