@@ -315,6 +315,55 @@ def cmd_topics(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
+def cmd_export(args: argparse.Namespace, settings: Settings) -> int:
+    from causantic.store import open_store
+    from causantic.transfer.archive import export
+
+    with open_store(settings.db_path, readonly=True) as store:
+        report = export(store, Path(args.path), project=args.project, since=args.since,
+                        vectors=args.vectors)
+    _emit(args, {**report.as_dict(), "text": report.text}, report.text)
+    return 0
+
+
+def cmd_import(args: argparse.Namespace, settings: Settings) -> int:
+    from causantic.config import peer_store_path
+
+    source = args.source
+    if args.path is None and source == "causantic":
+        raise UsageError("import needs a FILE written by `causantic export` (or --from "
+                         "claude-mem / --from episodic-memory)")
+    path = Path(args.path) if args.path else peer_store_path(source)
+    if source == "causantic":
+        from causantic.transfer.archive import import_archive
+
+        report = import_archive(settings.db_path, path, dry_run=args.dry_run)
+    elif source == "claude-mem":
+        from causantic.transfer import claude_mem
+
+        report = claude_mem.import_database(settings, path, dry_run=args.dry_run)
+    else:
+        from causantic.transfer import episodic_memory
+
+        report = episodic_memory.import_archive(settings, path, dry_run=args.dry_run)
+    _emit(args, {**report.as_dict(), "text": report.text}, report.text)
+    return 0
+
+
+def cmd_dashboard(args: argparse.Namespace, settings: Settings) -> int:
+    from causantic.dashboard.server import serve
+
+    def ready(url: str) -> None:
+        print(f"causantic dashboard: {url}  (read-only, this machine only; Ctrl-C stops it)",
+              flush=True)
+
+    try:
+        serve(settings, port=args.port, open_browser=not args.no_open, ready=ready)
+    except KeyboardInterrupt:
+        print("\ncausantic dashboard stopped.", flush=True)
+    return 0
+
+
 def _hook_argv(argv: Sequence[str]) -> tuple[list[str], str | None] | None:
     """(hook args, --db) for `[--db PATH] hook EVENT ...`, parsed without argparse (hooks are
     a fast path: see causantic/claude/hooks.py); None for every other command line."""
@@ -563,6 +612,35 @@ def build_parser() -> argparse.ArgumentParser:
     from causantic.memory.commands import add_parsers
 
     add_parsers(command, _positive)
+
+    p = command("dashboard", cmd_dashboard,
+                "A local read-only web page over memory: overview, timeline, search, topics.",
+                "causantic dashboard --no-open")
+    p.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (default: a free one)")
+    p.add_argument("--no-open", action="store_true", help="print the address, open no browser")
+
+    p = command("export", cmd_export,
+                "Write memory to a versioned JSON Lines archive (gzip if the name ends in .gz).",
+                "causantic export memory.jsonl.gz --project cli --since 2026-01-01")
+    p.add_argument("path", metavar="FILE", help="the archive to write (.jsonl or .jsonl.gz)")
+    p.add_argument("--project", help="only this project")
+    p.add_argument("--since", metavar="WHEN", help="only chunks and sessions active since this "
+                   "ISO date or time")
+    p.add_argument("--vectors", action="store_true",
+                   help="include the chunk vectors (larger; `causantic embed` can recompute them)")
+    p.add_argument("--json", action="store_true", help="print the report as JSON")
+
+    p = command("import", cmd_import,
+                "Merge an archive written by `causantic export`, or another tool's memory "
+                "(claude-mem, episodic-memory), into memory (idempotent).",
+                "causantic import memory.jsonl.gz --dry-run; causantic import --from claude-mem")
+    p.add_argument("path", metavar="FILE", nargs="?",
+                   help="the archive to read; with --from, the other tool's database or archive "
+                   "folder (default: where that tool keeps it)")
+    p.add_argument("--from", dest="source", choices=("causantic", "claude-mem", "episodic-memory"),
+                   default="causantic", help="what FILE is (default: a causantic export)")
+    p.add_argument("--dry-run", action="store_true", help="show what would change, write nothing")
+    p.add_argument("--json", action="store_true", help="print the report as JSON")
     return parser
 
 

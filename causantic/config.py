@@ -220,3 +220,18 @@ def _expand(value: str | os.PathLike[str] | None, user_home: Path) -> Path | Non
     if text == "~" or text.startswith("~/"):
         text = str(user_home) + text[1:]
     return Path(text).absolute()
+
+
+def peer_store_path(tool: str, env: Mapping[str, str] | None = None) -> Path:
+    """Where another memory tool keeps its data by default (for `causantic import --from`):
+    claude-mem's database, or episodic-memory's conversation archive."""
+    env = os.environ if env is None else env
+    user_home = Path(env.get("HOME") or os.path.expanduser("~"))
+    if tool == "claude-mem":
+        base = _expand(env.get("CLAUDE_MEM_DATA_DIR"), user_home) or user_home / ".claude-mem"
+        return base / "claude-mem.db"
+    base = (_expand(env.get("EPISODIC_MEMORY_CONFIG_DIR"), user_home)
+            or _expand(env.get("PERSONAL_SUPERPOWERS_DIR"), user_home)
+            or (_expand(env.get("XDG_CONFIG_HOME"), user_home) or user_home / ".config")
+            / "superpowers")
+    return base / "conversation-archive"

@@ -583,3 +583,48 @@ async def test_serve_mcp_from_the_archive_answers_initialize_list_and_a_call(
                                                             "limit": 3})
     assert not result.is_error
     assert "daytona" in result.content[0].text.lower()
+
+
+def test_export_import_peer_import_and_dashboard_run_from_the_archive(
+        archive: Path, warm: Path, shared_db: Path, tmp_path: Path):
+    """Issue 18's commands from the archive: the export round trip, both peer importers, and
+    the dashboard serving its static files (package data read with importlib.resources)."""
+    import http.client
+    import signal
+
+    from .test_import_peers import make_archive, make_claude_mem
+
+    dump = tmp_path / "memory.jsonl.gz"
+    proc = run_pyz(archive, "--db", str(shared_db), "export", str(dump), "--json", cache=warm)
+    assert proc.returncode == 0, proc.stderr
+    exported = json.loads(proc.stdout)["rows"]
+    db = tmp_path / "memory.db"
+    proc = run_pyz(archive, "--db", str(db), "import", str(dump), "--json", cache=warm)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["tables"]["chunks"]["added"] == exported["chunks"] > 700
+    for source, path in (("claude-mem", make_claude_mem(tmp_path / "claude-mem.db")),
+                         ("episodic-memory", make_archive(tmp_path / "em"))):
+        proc = run_pyz(archive, "--db", str(db), "import", "--from", source, str(path), "--json",
+                       cache=warm)
+        assert proc.returncode == 0, proc.stderr
+        assert json.loads(proc.stdout)["chunks_added"] > 0
+
+    server = subprocess.Popen([PYTHON, "-S", str(archive), "--db", str(db), "dashboard",
+                               "--no-open"], env=env_for(warm), stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True)
+    try:
+        assert server.stdout is not None
+        url = server.stdout.readline().split()[2]
+        port, token = int(url.split(":")[2].split("/")[0]), url.split("token=")[1]
+        for path, needle in (("/", b"/static/app.js"), ("/static/app.js", b"function el("),
+                             ("/static/style.css", b"--accent"), ("/api/overview", b'"chunks"')):
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+            conn.request("GET", f"{path}?token={token}")
+            resp = conn.getresponse()
+            body = resp.read()
+            conn.close()
+            assert resp.status == 200 and needle in body, (path, resp.status, body[:200])
+    finally:
+        server.send_signal(signal.SIGINT)
+        out, err = server.communicate(timeout=30)
+    assert server.returncode == 0 and out.strip() == "causantic dashboard stopped.", (out, err)

@@ -36,6 +36,11 @@ def insert_chunks(
         c for c in chunks if c.id not in forgotten and c.session_id not in forgotten_sessions
     ]
     present = existing_ids(conn, [c.id for c in rows])
+    if present and file_id is not None:
+        # Chunks imported from an export have no file: the transcript that holds them adopts
+        # them, so a later re-read of its tail replaces them like any other chunk of it.
+        conn.executemany("UPDATE chunks SET file_id = ? WHERE id = ? AND file_id IS NULL",
+                         [(file_id, cid) for cid in present])
     rows = [c for c in rows if c.id not in present]
     conn.executemany(
         "INSERT OR IGNORE INTO chunks(id, session_id, project, agent_id, file_id, offset, part,"

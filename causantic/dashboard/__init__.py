@@ -1,0 +1,1 @@
+"""`causantic dashboard`: a local, read-only web page over memory (see `server`)."""

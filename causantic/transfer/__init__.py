@@ -1,0 +1,1 @@
+"""Moving memory in and out: causantic's own export archive, and importers for other tools."""

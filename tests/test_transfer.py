@@ -1,0 +1,223 @@
+"""`causantic export` / `import`: the archive round trip, merging, filters, refusals.
+
+Real SQLite files throughout: the shared transcripts (keyword only) for the bulk tests, and
+three small real sessions embedded with the real model and clustered into topics for the
+vectors-and-topics round trip.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import apsw
+import pytest
+
+from causantic.cli import main
+from causantic.config import load_settings
+from causantic.pipeline import run_embed, run_ingest
+from causantic.retrieval.search import search
+from causantic.store import open_store
+from causantic.store import transfer as sql
+from causantic.store.vectors import window_vectors
+from causantic.topics.maintain import TopicSettings, rebuild
+from causantic.transfer.archive import VERSION, export, import_archive
+
+from .conftest import PYTHON, REPO, SHARED_TRANSCRIPTS
+
+SMALL_REAL = ["short.jsonl", "subagent.jsonl", "tool_heavy.jsonl"]
+
+
+def table_rows(db: Path) -> dict[str, list[tuple]]:
+    """Every row of every exported table, local rowids replaced by chunk ids, sorted."""
+    conn = apsw.Connection(str(db), flags=apsw.SQLITE_OPEN_READONLY)
+    try:
+        out: dict[str, list[tuple]] = {}
+        present = sql.existing_tables(conn)
+        for table in sql.TABLES:
+            if table.name in present:
+                out[table.name] = sorted(
+                    tuple(r.items()) for r in sql.read_rows(conn, table, project=None, since=None)
+                )
+        out["vector_meta"] = sorted(conn.execute(
+            "SELECT chunk_id, model_id, windows, embedded_at, vector, windows_q"
+            " FROM chunk_vectors_meta").fetchall())
+        out["vector_index"] = sorted(conn.execute(
+            "SELECT model_id, project, sum(size) FROM chunk_vector_blocks"
+            " GROUP BY model_id, project").fetchall())
+        return out
+    finally:
+        conn.close()
+
+
+@pytest.fixture(scope="module")
+def embedded_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Three small real sessions, embedded, clustered into topics, one chunk forgotten."""
+    folder = tmp_path_factory.mktemp("transfer-embedded")
+    src = folder / "transcripts"
+    src.mkdir()
+    for name in SMALL_REAL:
+        shutil.copy2(SHARED_TRANSCRIPTS / "marot__spotter" / name, src / name)
+    settings = load_settings(db=folder / "memory.db", env={"HOME": str(folder)})
+    run_ingest(settings, [src])
+    run_embed(settings)
+    with open_store(settings.db_path) as store:
+        rebuild(store, settings=TopicSettings(min_cluster_size=2, min_samples=2))
+        with store.conn:
+            store.conn.execute("INSERT INTO forgotten(scope, key, reason) "
+                               "VALUES ('chunk', 'gone-chunk', 'test')")
+    return settings.db_path
+
+
+def test_round_trip_with_vectors_and_topics_gives_an_equal_store(embedded_db: Path,
+                                                                 tmp_path: Path):
+    """Every row of every table (vectors, the compact index and topics included) survives
+    export -> import into an empty store unchanged."""
+    archive = tmp_path / "memory.jsonl.gz"
+    with open_store(embedded_db, readonly=True) as store:
+        report = export(store, archive, vectors=True)
+    assert report.rows["chunks"] > 10 and report.rows["vectors"] == report.rows["chunks"]
+    assert report.rows["topics"] >= 1 and report.rows["topic_members"] >= 2
+    target = tmp_path / "new" / "memory.db"
+    imported = import_archive(target, archive)
+    assert imported.tables["chunks"].added == report.rows["chunks"]
+    before, after = table_rows(embedded_db), table_rows(target)
+    assert before.keys() == after.keys()
+    for name in before:
+        assert before[name] == after[name], name
+    with open_store(embedded_db) as a, open_store(target) as b:
+        a.load_vec()
+        b.load_vec()
+        cid = a.conn.execute("SELECT id FROM chunks ORDER BY id LIMIT 1").fetchone()[0]
+        assert window_vectors(a.conn, cid) == window_vectors(b.conn, cid)
+    with open_store(target, readonly=True) as store:
+        hybrid = search(store, "spotter", limit=3)
+    assert hybrid.mode == "hybrid" and "vector" in {s for r in hybrid.results for s in r.sources}
+
+
+def test_shared_transcripts_round_trip_and_second_import_changes_nothing(shared_db: Path,
+                                                                         tmp_path: Path):
+    archive = tmp_path / "all.jsonl"
+    with open_store(shared_db, readonly=True) as store:
+        export(store, archive)
+    target = tmp_path / "t" / "memory.db"
+    import_archive(target, archive)
+    assert table_rows(shared_db) == table_rows(target)
+    again = import_archive(target, archive)
+    assert all(m.added == 0 for m in again.tables.values())
+    assert again.tables["chunks"].present == table_rows(target)["chunks"].__len__()
+    with open_store(target, readonly=True) as store:  # FTS was kept for the imported chunks
+        result = search(store, "ENTIRE_TELEMETRY_OPTOUT", mode="keyword", limit=1)
+    assert result.results, "imported chunks must be searchable by keyword"
+
+
+def test_import_then_ingest_of_the_same_transcripts_duplicates_nothing(shared_db: Path,
+                                                                        tmp_path: Path):
+    """Checkpoints are not exported; re-ingesting adopts the imported chunks instead."""
+    archive = tmp_path / "all.jsonl.gz"
+    with open_store(shared_db, readonly=True) as store:
+        export(store, archive)
+    target = tmp_path / "t" / "memory.db"
+    import_archive(target, archive)
+    settings = load_settings(db=target, env={"HOME": str(tmp_path)})
+    report = run_ingest(settings, [SHARED_TRANSCRIPTS])
+    assert report.chunks_added == 0
+    assert table_rows(shared_db)["chunks"] == table_rows(target)["chunks"]
+    conn = apsw.Connection(str(target))
+    assert conn.execute("SELECT count(*) FROM chunks WHERE file_id IS NULL").fetchone()[0] == 0
+    conn.close()
+
+
+def test_dry_run_reports_the_merge_and_writes_nothing(shared_db: Path, tmp_path: Path):
+    archive = tmp_path / "p.jsonl"
+    with open_store(shared_db, readonly=True) as store:
+        export(store, archive, project="cli")
+    target = tmp_path / "t" / "memory.db"
+    dry = import_archive(target, archive, dry_run=True)
+    assert not target.exists(), "a dry run into a missing store creates nothing"
+    assert dry.tables["chunks"].added > 0 and "dry run" in dry.text
+    real = import_archive(target, archive)
+    assert {k: v.as_dict() for k, v in real.tables.items()} == \
+        {k: v.as_dict() for k, v in dry.tables.items()}
+    size = table_rows(target)
+    again = import_archive(target, archive, dry_run=True)
+    assert again.tables["chunks"].added == 0 and table_rows(target) == size
+
+
+def test_project_and_since_filters_keep_only_matching_rows_and_whole_edges(shared_db: Path,
+                                                                           tmp_path: Path):
+    archive = tmp_path / "f.jsonl"
+    with open_store(shared_db, readonly=True) as store:
+        since = store.conn.execute("SELECT min(end_time) FROM chunks WHERE project = 'cli'"
+                                   ).fetchone()[0][:10]
+        export(store, archive, project="cli", since=since)
+    rows = [json.loads(line) for line in archive.read_text().splitlines()]
+    chunks = [r["row"] for r in rows if r.get("table") == "chunks"]
+    assert chunks and {c["project"] for c in chunks} == {"cli"}
+    assert all(c["end_time"] >= since for c in chunks)
+    ids = {c["id"] for c in chunks}
+    edges = [r["row"] for r in rows if r.get("table") == "edges"]
+    assert edges and all(e["src"] in ids and e["dst"] in ids for e in edges)
+    assert rows[-1]["end"]["rows"]["chunks"] == len(chunks)
+
+
+def test_a_forgotten_chunk_is_not_brought_back_by_import(shared_db: Path, tmp_path: Path):
+    archive = tmp_path / "a.jsonl"
+    with open_store(shared_db, readonly=True) as store:
+        export(store, archive)
+        session = store.conn.execute("SELECT session_id FROM chunks LIMIT 1").fetchone()[0]
+    target = tmp_path / "t" / "memory.db"
+    with open_store(target) as store, store.conn:
+        store.conn.execute("INSERT INTO forgotten(scope, key) VALUES ('session', ?)", (session,))
+    report = import_archive(target, archive)
+    assert report.tables["chunks"].present > 0
+    conn = apsw.Connection(str(target))
+    assert conn.execute("SELECT count(*) FROM chunks WHERE session_id = ?",
+                        (session,)).fetchone()[0] == 0
+    conn.close()
+
+
+def test_newer_version_damaged_and_cut_short_archives_are_refused_with_one_line(
+        shared_db: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]):
+    archive = tmp_path / "a.jsonl.gz"
+    with open_store(shared_db, readonly=True) as store:
+        export(store, archive, project="cli")
+    lines = gzip.decompress(archive.read_bytes()).decode().splitlines()
+    header = json.loads(lines[0])
+    newer = tmp_path / "newer.jsonl"
+    newer.write_text(json.dumps({**header, "version": VERSION + 1}) + "\n" + "\n".join(lines[1:]))
+    cut = tmp_path / "cut.jsonl"
+    cut.write_text("\n".join(lines[:-1]) + "\n")
+    damaged = tmp_path / "damaged.jsonl"
+    damaged.write_text("\n".join([lines[0], "{not json", *lines[1:]]) + "\n")
+    db = tmp_path / "t" / "memory.db"
+    for bad, words in ((newer, "newer than this causantic reads"), (cut, "cut short"),
+                       (damaged, "line 2 is not JSON")):
+        assert main(["--db", str(db), "import", str(bad)]) == 2
+        err = capsys.readouterr().err
+        assert words in err and len(err.strip().splitlines()) == 1, err
+    conn = apsw.Connection(str(db))
+    assert conn.execute("SELECT count(*) FROM chunks").fetchone()[0] == 0, "nothing imported"
+    conn.close()
+
+
+def test_cli_export_and_import_print_one_report_each(shared_db: Path, tmp_path: Path):
+    archive = tmp_path / "cli.jsonl.gz"
+    proc = subprocess.run([PYTHON, "-m", "causantic", "--db", str(shared_db), "export",
+                           str(archive), "--project", "cli", "--json"],
+                          capture_output=True, text=True, cwd=REPO, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["rows"]["chunks"] > 0
+    assert archive.stat().st_mode & 0o777 == 0o600
+    db = tmp_path / "t" / "memory.db"
+    proc = subprocess.run([PYTHON, "-m", "causantic", "--db", str(db), "import", str(archive),
+                           "--dry-run"], capture_output=True, text=True, cwd=REPO, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("Would import from") and "dry run" in proc.stdout
+    bad = subprocess.run([PYTHON, "-m", "causantic", "--db", str(shared_db), "export",
+                          str(archive), "--since", "yesterday"],
+                         capture_output=True, text=True, cwd=REPO, timeout=60)
+    assert bad.returncode == 2 and "--since 'yesterday'" in bad.stderr
