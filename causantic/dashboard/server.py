@@ -37,7 +37,7 @@ COOKIE = "causantic_dashboard"
 STATIC_TYPES = {".html": "text/html; charset=utf-8", ".js": "text/javascript; charset=utf-8",
                 ".css": "text/css; charset=utf-8", ".svg": "image/svg+xml", ".png": "image/png"}
 #: Tables other features add; the page shows them only when they exist.
-OPTIONAL_TABLES = ("memories", "feedback", "lessons")
+OPTIONAL_TABLES = ("memories", "memory_feedback", "lessons")
 CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
        "connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'")
 

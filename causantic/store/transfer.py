@@ -30,6 +30,9 @@ import apsw
 _CHUNK = "(:project IS NULL OR {p}project = :project) AND (:since IS NULL OR {p}end_time >= :since)"
 _FILTERED_CHUNKS = "SELECT {col} FROM chunks WHERE " + _CHUNK.format(p="")
 _UNFILTERED = ":project IS NULL AND :since IS NULL"
+#: Memories of the project (and those that apply to every project, project ''), seen since.
+_MEMORY = ("(:project IS NULL OR project IN (:project, '')) AND (:since IS NULL OR "
+           "last_seen_at >= :since)")
 
 
 @dataclass(frozen=True)
@@ -71,8 +74,16 @@ TABLES: tuple[Table, ...] = (
     Table("topic_build", ("id",)),
     Table("topic_members", ("chunk_rowid",), chunk_ref="chunk_rowid",
           where=f"chunk_rowid IN ({_FILTERED_CHUNKS.format(col='rowid')})"),
-    # Tables from the explicit-memory and lessons work travel by one line each, e.g.
-    # Table("memories", ("id",)), Table("feedback", ("id",)), Table("lessons", ("id",)).
+    # Explicit memory: the memories (their helpful/harmful counts included), what they cite
+    # and the feedback history. Vectors are recomputed by `embed`; marks are local progress.
+    Table("memories", ("id",), where=_MEMORY, skip=("rowid",),
+          guard="NOT EXISTS (SELECT 1 FROM forgotten WHERE scope = 'memory' AND key = :id)"),
+    Table("memory_citations", ("memory_id", "chunk_id"),
+          where=f"memory_id IN (SELECT id FROM memories WHERE {_MEMORY})"),
+    Table("memory_feedback", ("memory_id", "created_at", "helpful"), skip=("id",),
+          where=f"memory_id IN (SELECT id FROM memories WHERE {_MEMORY})",
+          guard="NOT EXISTS (SELECT 1 FROM memory_feedback WHERE memory_id = :memory_id"
+                " AND created_at = :created_at AND helpful = :helpful AND reason IS :reason)"),
 )
 
 VECTORS_META = "chunk_vectors_meta"
