@@ -166,7 +166,7 @@ def _with_vectors(
         hits = expand(store.conn, hits, project=project)
     vectors = chunk_vectors(store.conn, [h.chunk_id for h in hits])
     chosen = fusion.select(hits, limit, id_of=lambda h: h.chunk_id, score_of=lambda h: h.score,
-                           text_of=_body, vectors=vectors)
+                           text_of=_body, vectors=vectors, time_of=_time)
     return finish(query, mode, chosen, max_tokens, max_chars, started)
 
 
@@ -240,12 +240,18 @@ def dedupe(
     """Drop hits that repeat a better-ranked hit (read time only; nothing is deleted).
 
     Exact text (first block label aside), near-identical text (word-shingle overlap) and, with
-    stored ``vectors`` (chunk id -> unit vector), cosine >= 0.97 count as repeats; see
-    `fusion.drop_near_duplicates`. Stops once ``keep`` hits are kept.
+    stored ``vectors`` (chunk id -> unit vector), cosine >= 0.97 count as repeats; the oldest
+    of a repeat keeps the better rank (see `fusion.drop_near_duplicates`). Stops once ``keep``
+    hits are kept.
     """
     from causantic.retrieval.fusion import drop_near_duplicates
 
-    return drop_near_duplicates(hits, _body, lambda h: h.chunk_id, vectors, keep)
+    return drop_near_duplicates(hits, _body, lambda h: h.chunk_id, vectors, keep, time_of=_time)
+
+
+def _time(hit: Hit) -> str:
+    """The order in which repeats were written: the oldest is the original."""
+    return hit.start_time or ""
 
 
 def _body(hit: Hit) -> str:
