@@ -36,6 +36,7 @@ _ESCAPE_RE = re.compile(
     r"|\x1b[ -/]*[0-~]?"
 )
 _MEMORY_RE = re.compile(re.escape(MEMORY_OPEN) + r"[\s>].*?" + re.escape(MEMORY_CLOSE), re.S)
+_OPEN_RE = re.compile(re.escape(MEMORY_OPEN) + r"[\s>]")
 _OWN_TOOL_RE = re.compile(r"^mcp__(?:plugin_[A-Za-z0-9_-]*?_)?causantic__")
 
 
@@ -51,8 +52,8 @@ def strip_memory(text: str) -> str:
     if MEMORY_OPEN not in text:
         return text
     text = _MEMORY_RE.sub("", text)
-    cut = text.find(MEMORY_OPEN)
-    return text if cut < 0 else text[:cut]
+    cut = _OPEN_RE.search(text)
+    return text if cut is None else text[: cut.start()]
 
 
 def clean(text: str) -> str:
