@@ -32,6 +32,7 @@ from pathlib import Path
 import apsw
 
 from causantic.errors import UsageError
+from causantic.retrieval.projects import resolve_project
 from causantic.store.db import Store
 
 DEFAULT_THRESHOLD = 0.6
@@ -107,12 +108,8 @@ def forget(
     if after_ts and before_ts and after_ts >= before_ts:
         raise UsageError(f"forget: after ({after}) must be earlier than before ({before})")
     conn = store.conn
-    if project and not conn.execute(
-        "SELECT 1 FROM chunks WHERE project = ? LIMIT 1", (project,)
-    ).fetchone():
-        raise UsageError(
-            f"unknown project {project!r}; `causantic list-projects` shows the projects in memory"
-        )
+    if project:
+        project = resolve_project(conn, project)
     matches = _select(conn, project, session_id, after_ts, before_ts)
     similarity = None
     if query is not None:

@@ -30,6 +30,7 @@ import apsw
 from causantic.errors import UsageError
 from causantic.retrieval import render
 from causantic.retrieval.fts import keyword_search, query_idf
+from causantic.retrieval.projects import resolve_project
 from causantic.retrieval.render import Hit
 from causantic.store.db import Store
 
@@ -76,13 +77,15 @@ def search(
 
     Raises
     ------
-    UsageError : ``mode`` is not one of MODES, or ``fusion`` not one of FUSIONS.
+    UsageError : ``mode`` is not one of MODES, ``fusion`` not one of FUSIONS, or no project
+        is called ``project`` (a name, a worktree folder or a path: `projects.resolve_project`).
     """
     started = time.perf_counter()
     if mode not in MODES:
         raise UsageError(f"unknown search mode {mode!r}; use one of {', '.join(MODES)}")
     if fusion not in FUSIONS:
         raise UsageError(f"unknown fusion {fusion!r}; use one of {', '.join(FUSIONS)}")
+    project = resolve_project(store.conn, project)
     pool = max(50, limit * 5)
     # Keyword-only answers need just enough spare candidates to replace duplicates;
     # fetching (and reading the text of) 50 rows was a third of its time at 100k chunks.

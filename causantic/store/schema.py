@@ -345,3 +345,13 @@ def add_vector_index(conn: apsw.Connection) -> None:
         CREATE INDEX chunk_vector_blocks_by_project ON chunk_vector_blocks(model_id, project, id);
         """
     )
+
+
+@migration
+def add_session_checkout(conn: apsw.Connection) -> None:
+    """Each session's working-tree folder (a linked worktree's own folder, where the project
+    folds worktrees into their repository), so `--project <worktree folder name>` resolves
+    after the worktree is gone. Sessions stored before it have none until re-ingested;
+    resolution then derives it from their `cwd`.
+    """
+    conn.execute("ALTER TABLE sessions ADD COLUMN checkout TEXT")
