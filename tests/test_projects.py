@@ -191,3 +191,16 @@ def test_session_start_hook_briefs_a_subfolder_of_a_plain_project(world: dict, t
     assert out.returncode == 0
     context = json.loads(out.stdout)["hookSpecificOutput"]["additionalContext"]
     assert "draft the release notes" in context
+
+
+def test_worktree_folders_of_copied_transcripts_resolve_by_their_layout(shared_db: Path) -> None:
+    """Transcripts from another machine (the folders do not exist here): the entire/cli
+    sessions ran in `/Users/alex/workspace/cli/.worktrees/3`, so `3` and that path name `cli`."""
+    with open_store(shared_db, readonly=True) as store:
+        checkouts = {r[0] for r in store.conn.execute(
+            "SELECT checkout FROM sessions WHERE project = 'cli'")}
+        assert "/Users/alex/workspace/cli/.worktrees/3" in checkouts
+        assert resolve_project(store.conn, "3") == "cli"
+        assert resolve_project(store.conn, "/Users/alex/workspace/cli/.worktrees/3/cmd") == "cli"
+        with pytest.raises(UsageError, match="no project 'napoli'; closest: napoli-matcha"):
+            resolve_project(store.conn, "napoli")

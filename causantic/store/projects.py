@@ -16,13 +16,6 @@ def has_chunks(conn: apsw.Connection, project: str) -> bool:
     return conn.execute("SELECT 1 FROM chunks WHERE project = ? LIMIT 1", (project,)).fetchone() is not None
 
 
-def project_names(conn: apsw.Connection) -> list[str]:
-    """Every project that holds chunks, by name."""
-    return [r[0] for r in conn.execute(
-        "SELECT DISTINCT project FROM sessions s WHERE EXISTS"
-        " (SELECT 1 FROM chunks c WHERE c.project = s.project) ORDER BY project")]
-
-
 def project_dirs(conn: apsw.Connection) -> list[ProjectDir]:
     """The distinct folders of sessions whose project holds chunks: its path, cwd, checkout."""
     return [ProjectDir(*r) for r in conn.execute(

@@ -7,7 +7,13 @@ calls and their results). Compaction summaries become turns of their own (kind "
 What counts as a real prompt follows the transcript format notes: tool results, injected
 meta text (`isMeta`), slash-command wrappers, task notifications, interruption markers and
 our own injected memory are recognised and never open a turn. A slash command opens a turn
-with `/name args`, and its expansion (the isMeta text that follows) is attached to it.
+with `/name args`, and its expansion (the isMeta text that follows) is attached to it. A
+prompt sent with IDE context (`<ide_opened_file>`, `<ide_selection>` blocks) opens its turn
+with the typed text, the IDE context following as a short note.
+
+Every text passes through `hygiene.clean` (terminal escapes and our injected context out), and
+the results of causantic's own MCP tools are kept empty: the call stays, the quote of memory
+it returned does not (`hygiene` says why).
 
 Sub-agents come from three places: inline sidechain records (`isSidechain: true`), separate
 `agent-<id>.jsonl` files (parsed with `agent_id` set), and `agent_progress` mirrors inside the
