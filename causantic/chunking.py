@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from causantic.tokens import approx_tokens  # re-exported for callers of chunking
+from causantic.transcripts.hygiene import strip_terminal
 from causantic.transcripts.turns import Block, Turn, is_agent_tool, tool_files
 
 DEFAULT_MAX_TOKENS = 1000
@@ -95,7 +96,8 @@ def chunk_turn(
     end = turn.end_time or start
     chunks = []
     for part, group in enumerate(groups):
-        raw = "\n\n".join(p for p, _ in group)
+        # Block texts are already clean; tool inputs (commands, file contents) may not be.
+        raw = strip_terminal("\n\n".join(p for p, _ in group))
         text, redactions = redact(raw)
         meta = _meta(turn, [b for _, b in group], part, redact)
         digest = hashlib.sha256(

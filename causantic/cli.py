@@ -397,9 +397,9 @@ def _project_here(args: argparse.Namespace, conn) -> None:  # type: ignore[no-un
     import os
 
     from causantic.retrieval.browse import list_projects
-    from causantic.transcripts.project import project_for_cwd
+    from causantic.retrieval.projects import project_at
 
-    args.project = project_for_cwd(os.getcwd()).name
+    args.project = project_at(conn, os.getcwd())
     known = [p.name for p in list_projects(conn)]
     if args.project in known:
         return
@@ -451,7 +451,8 @@ def build_parser() -> argparse.ArgumentParser:
         return p
 
     def query_options(p: argparse.ArgumentParser, limit: int = 10) -> None:
-        p.add_argument("--project", help="only this project (see list-projects)")
+        p.add_argument("--project", help="only this project: its name (see list-projects), a "
+                       "worktree folder name, or a path inside it such as .")
         p.add_argument("--limit", type=_positive, default=limit, help=f"most results (default {limit})")
         p.add_argument("--max-tokens", type=_positive, help="answer budget in tokens (default 4000)")
         p.add_argument("--json", action="store_true", help="one JSON object (DESIGN.md section 4)")
@@ -574,7 +575,8 @@ def build_parser() -> argparse.ArgumentParser:
                 "Topics: groups of similar chunks, named by their distinctive terms "
                 "(largest first; --sort recent for latest activity first).",
                 "causantic topics --project cli; causantic topics show 3; causantic topics rebuild")
-    p.add_argument("--project", help="only topics with chunks of this project (sizes count them)")
+    p.add_argument("--project", help="only topics with chunks of this project (sizes count them); "
+                   "a name, worktree folder name or path")
     p.add_argument("--sort", choices=("size", "recent"), default="size",
                    help="size (default): largest first; recent: latest activity first")
     p.add_argument("--limit", type=_positive, help="most topics to list")
@@ -591,13 +593,13 @@ def build_parser() -> argparse.ArgumentParser:
                               "line of each.\n\nexample: causantic topics show 3 --limit 20",
                               formatter_class=argparse.RawDescriptionHelpFormatter)
     t.add_argument("id", type=_positive, metavar="ID", help="topic number (see `causantic topics`)")
-    t.add_argument("--project", help="only chunks of this project")
+    t.add_argument("--project", help="only chunks of this project (name, worktree folder or path)")
     t.add_argument("--limit", type=_positive, default=50, help="most chunks (default 50)")
     t.add_argument("--json", action="store_true", help="one JSON object")
 
     p = command("forget", cmd_forget, "Delete memory for good (previews unless --yes).",
                 'causantic forget --project cli --query "api key" --threshold 0.7')
-    p.add_argument("--project", help="only this project")
+    p.add_argument("--project", help="only this project (name, worktree folder or path)")
     p.add_argument("--session", help="only this session id")
     p.add_argument("--after", help="only chunks from this ISO date/time on")
     p.add_argument("--before", help="only chunks before this ISO date/time")

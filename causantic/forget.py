@@ -33,6 +33,7 @@ from pathlib import Path
 import apsw
 
 from causantic.errors import UsageError
+from causantic.retrieval.projects import resolve_project
 from causantic.store import sessions as session_store
 from causantic.store.db import Store
 
@@ -110,12 +111,8 @@ def forget(
     if after_ts and before_ts and after_ts >= before_ts:
         raise UsageError(f"forget: after ({after}) must be earlier than before ({before})")
     conn = store.conn
-    if project and not conn.execute(
-        "SELECT 1 FROM chunks WHERE project = ? LIMIT 1", (project,)
-    ).fetchone():
-        raise UsageError(
-            f"unknown project {project!r}; `causantic list-projects` shows the projects in memory"
-        )
+    if project:
+        project = resolve_project(conn, project)
     if session_id:
         session_id = _full_session_id(conn, session_id.strip(), project)
     matches = _select(conn, project, session_id, after_ts, before_ts)

@@ -39,7 +39,7 @@ from causantic.store.chunks import delete_from, forgotten_keys, insert_chunks
 from causantic.store.db import Store
 from causantic.store.sessions import SessionRow, get_session, upsert_session
 from causantic.transcripts.discover import TranscriptFile, agents_with_files, discover
-from causantic.transcripts.project import project_for_cwd
+from causantic.transcripts.project import checkout_for_cwd, project_for_cwd
 from causantic.transcripts.turns import ParsedFile, is_warmup, parse_transcript
 
 Redact = Callable[[str], tuple[str, int]]
@@ -301,6 +301,7 @@ def _session_rows(
                 # A later session sharing a file with an earlier one continues it.
                 continued=info.continued or (tf.kind == "session" and i > 0),
                 forked_from=info.forked_from,
+                checkout=(checkout_for_cwd(info.cwd) or None) if tf.kind == "session" else None,
             )
         )
     return projects, rows

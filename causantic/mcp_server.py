@@ -43,7 +43,8 @@ INSTRUCTIONS = (
 
 Project = Annotated[
     str | None,
-    Field(description="Only this project (names from list-projects); omit for all projects."),
+    Field(description="Only this project: a name from list-projects, a worktree folder name, "
+                      "or a path inside it (\".\" = the current one); omit for all projects."),
 ]
 MaxTokens = Annotated[
     int | None,
@@ -118,7 +119,7 @@ def build_server(settings: Settings) -> MCPServer:
 
     @tool("reconstruct")
     def reconstruct(
-        project: Annotated[str, Field(min_length=1, description="Project name (see list-projects).")],
+        project: Annotated[str, Field(min_length=1, description="Project name (see list-projects), worktree folder name or path.")],
         mode: Annotated[
             Literal["timeline", "briefing"],
             Field(description="timeline = chunks in time order; briefing = state + last steps."),
@@ -157,7 +158,7 @@ def build_server(settings: Settings) -> MCPServer:
 
     @tool("list-sessions")
     def list_sessions(
-        project: Annotated[str, Field(min_length=1, description="Project name (see list-projects).")],
+        project: Annotated[str, Field(min_length=1, description="Project name (see list-projects), worktree folder name or path.")],
         days_back: Annotated[
             int | None, Field(ge=1, le=3650, description="Only sessions active in the last N days.")
         ] = None,

@@ -61,10 +61,12 @@ def test_chain_holds_the_fix_and_what_led_to_it_in_order(shared_db: Path, case: 
     fix = _index(result.results, case["fix_text"])
     assert fix is not None, [h.text[:60] for h in result.results]
     before = [_index(result.results, t) for t in case["before_text"]]
-    assert any(i is not None and i < fix for i in before), (fix, before)
+    # `<=`: the question and its fix may share a chunk (tsconfig-outdir does since escape
+    # codes are stripped: the turn got shorter); the text order is checked below.
+    assert any(i is not None and i <= fix for i in before), (fix, before)
     assert result.results[fix].session_id.startswith(case["session"])
     assert result.text.index(case["fix_text"]) > result.text.index(
-        next(t for t, i in zip(case["before_text"], before) if i is not None and i < fix))
+        next(t for t, i in zip(case["before_text"], before) if i is not None and i <= fix))
 
 
 def test_recall_of_a_fix_returns_the_fix_after_the_question_that_led_to_it(shared_db: Path):
@@ -267,4 +269,4 @@ def test_cli_recall_and_predict_json_contract(samples_db: Path, capsys: pytest.C
 def test_cli_unknown_project_is_one_line_exit_2(samples_db: Path, capsys: pytest.CaptureFixture):
     code = cli.main(["--db", str(samples_db), "recall", "retry", "--project", "nope"])
     err = capsys.readouterr().err
-    assert code == 2 and err.count("\n") == 1 and "unknown project 'nope'" in err
+    assert code == 2 and err.count("\n") == 1 and "no project 'nope'" in err

@@ -71,7 +71,7 @@ def test_list_projects_and_sessions(sample_db: Path):
     "args,code,message",
     [
         (("ingest", "/no/such/path"), 2, "no such file or folder"),
-        (("list-sessions", "--project", "nope"), 2, "unknown project"),
+        (("list-sessions", "--project", "nope"), 2, "no project 'nope'; projects in memory: acme-api"),
         (("search", "x", "--limit", "0"), 2, "must be at least 1"),
     ],
 )

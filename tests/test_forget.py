@@ -183,7 +183,7 @@ def test_forget_removes_topic_memberships(shared_db_copy: Path):
     [
         ({}, "needs at least one of"),
         ({"query": "   "}, "query is empty"),
-        ({"project": "no-such-project"}, "unknown project"),
+        ({"project": "no-such-project"}, "no project 'no-such-project'"),
         ({"before": "last tuesday"}, "ISO date or time"),
         ({"after": "2026-02-02", "before": "2026-02-01"}, "must be earlier"),
         ({"project": "cli", "threshold": 1.5}, "threshold"),

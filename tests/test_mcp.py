@@ -116,7 +116,7 @@ async def test_every_tool_answers_over_stdio(shared_db_copy: Path):
             ("search", {"query": ""}, "at least 1 character"),
             ("search", {"query": "x", "limit": 500}, "less than or equal to 50"),
             ("search", {}, "query"),
-            ("list-sessions", {"project": "no-such-project"}, "unknown project"),
+            ("list-sessions", {"project": "no-such-project"}, "no project 'no-such-project'"),
             ("reconstruct", {"project": "spotter", "mode": "everything"}, "timeline"),
             ("reconstruct", {"project": "spotter", "session_id": "abc"}, "8"),
             ("forget", {}, "needs at least one of"),

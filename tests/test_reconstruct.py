@@ -200,7 +200,7 @@ def test_bad_input_is_a_usage_error(samples_db: Path, kwargs: dict, message: str
 
 
 def test_unknown_project_is_a_usage_error_like_list_sessions(samples_db: Path):
-    with pytest.raises(UsageError, match="unknown project 'nope'"):
+    with pytest.raises(UsageError, match="no project 'nope'"):
         reconstruct(_conn(samples_db), "nope")
 
 

@@ -1,7 +1,7 @@
 """Topics on real embeddings: rebuild, naming, joining between rebuilds, browsing, expansion.
 
 One session fixture ingests and embeds the napoli-matcha sessions of the shared transcripts
-with the real model (122 chunks, about 10 s); another rebuilds topics on a copy once. Tests
+with the real model (121 chunks, about 10 s); another rebuilds topics on a copy once. Tests
 that write work on their own copies.
 """
 
@@ -29,7 +29,7 @@ from causantic.topics import maps
 from causantic.topics.maintain import Assigner, TopicSettings, rebuild, topic_settings
 from causantic.topics.naming import BACKGROUND, name_topics, tokens
 
-from .conftest import PYTHON, SHARED_TRANSCRIPTS
+from .conftest import PYTHON, SAMPLES, SHARED_TRANSCRIPTS
 
 PROJECT = "napoli-matcha"
 NAPOLI_CWD = "/Users/ob1/projects/opus-hackathon/napoli-matcha"
@@ -89,7 +89,7 @@ def test_rebuild_groups_real_chunk_vectors_into_named_topics(topics_db: Path):
         build = topic_store.build_info(conn)
         stats = topic_store.topic_stats(conn)
         chunks = conn.execute("SELECT count(*) FROM chunk_vectors_meta").fetchone()[0]
-        assert build is not None and build.chunks == chunks == 122
+        assert build is not None and build.chunks == chunks == 121
         assert build.params["min_cluster_size"] == 4 and build.params["metric"] == "angular"
         assert len(stats) >= 3
         sizes = [s.size for s in sorted(stats, key=lambda s: s.id)]
@@ -147,8 +147,14 @@ def test_a_failure_midway_through_the_write_leaves_the_old_topics(topics_db: Pat
 
 
 def test_rebuild_without_vectors_says_to_embed_first(tmp_path: Path):
+    """Chunks without vectors: embed first; no chunks at all: ingest first (not embed, which
+    would have nothing to do)."""
     with open_store(tmp_path / "memory.db") as store:
-        with pytest.raises(CausanticError, match="causantic embed"):
+        with pytest.raises(CausanticError, match="memory is empty: run `causantic ingest`"):
+            rebuild(store)
+    run_ingest(load_settings(db=tmp_path / "memory.db", env={"HOME": str(tmp_path)}), [SAMPLES])
+    with open_store(tmp_path / "memory.db") as store:
+        with pytest.raises(CausanticError, match="run `causantic embed`"):
             rebuild(store)
 
 
@@ -295,7 +301,7 @@ def test_topics_list_and_show_from_the_command_line(topics_db: Path,
 
 @pytest.mark.parametrize("args, message", [
     (["topics", "show", "999"], "no topic #999"),
-    (["topics", "--project", "nope"], "unknown project 'nope'"),
+    (["topics", "--project", "nope"], "no project 'nope'"),
     (["topics", "--sort", "name"], "invalid choice"),
 ])
 def test_topic_commands_reject_bad_input_in_one_line(topics_db: Path, args: list[str],
@@ -325,9 +331,9 @@ def test_topics_rebuild_command_reports_and_stats_count_topics(napoli_db: Path, 
     db = str(_copy(napoli_db, tmp_path))
     code, out, _ = _cli(capsys, "--db", db, "topics", "rebuild", "--json")
     report = json.loads(out)
-    assert code == 0 and report["topics"] >= 3 and report["chunks"] == 122
-    assert report["in_topics"] + report["unassigned"] == 122
-    assert report["text"].startswith(f"Built {report['topics']} topics from 122 chunks")
+    assert code == 0 and report["topics"] >= 3 and report["chunks"] == 121
+    assert report["in_topics"] + report["unassigned"] == 121
+    assert report["text"].startswith(f"Built {report['topics']} topics from 121 chunks")
     code, out, _ = _cli(capsys, "--db", db, "stats", "--json")
     assert json.loads(out)["clusters"] == report["topics"]
 

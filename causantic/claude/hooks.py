@@ -149,7 +149,8 @@ def session_start(payload: dict[str, Any], settings: Settings) -> HookResult:
     from causantic.transcripts.project import project_for_cwd
 
     session_id = _str(payload.get("session_id"))
-    project = project_for_cwd(_str(payload.get("cwd")) or os.getcwd()).name
+    cwd = _str(payload.get("cwd")) or os.getcwd()
+    project = project_for_cwd(cwd).name
     result = HookResult(project=project, session_id=session_id or None)
     result.details["source"] = _str(payload.get("source")) or "unknown"
     if not settings.db_path.exists():
@@ -157,7 +158,7 @@ def session_start(payload: dict[str, Any], settings: Settings) -> HookResult:
         return result
     cap = min(settings.session_start_chars, HARD_INJECTION_CAP)
     room = cap - len(wrap_memory("", "briefing"))
-    text = _briefing(settings, project, session_id, room)
+    result.project, text = _briefing(settings, cwd, session_id, room)
     if not text:
         result.details["briefing"] = "nothing for this project"
         return result
@@ -177,18 +178,20 @@ def session_start(payload: dict[str, Any], settings: Settings) -> HookResult:
 MORE = "\n\n(More from memory: the causantic MCP tools search, recall, predict, reconstruct.)"
 
 
-def _briefing(settings: Settings, project: str, session_id: str, max_chars: int) -> str:
-    """The briefing text, or '' when memory holds nothing of this project."""
+def _briefing(settings: Settings, cwd: str, session_id: str, max_chars: int) -> tuple[str, str]:
+    """(the project of `cwd`, its briefing text or '' when memory holds nothing of it)."""
+    from causantic.retrieval.projects import project_at
     from causantic.retrieval.reconstruct import briefing
     from causantic.store import open_store
 
     with open_store(settings.db_path, readonly=True) as store:
         conn = store.conn
+        project = project_at(conn, cwd)
         if conn.execute("SELECT 1 FROM chunks WHERE project = ? LIMIT 1", (project,)).fetchone() is None:
             from causantic.memory.briefing import briefing_block  # remembered before any session
 
             memories = briefing_block(conn, project, max_chars - len(MORE))
-            return memories + MORE if memories else ""
+            return project, memories + MORE if memories else ""
         topics = ""
         if _has_topics(conn):  # the topic map module costs ~4 ms to import: only when used
             from causantic.topics.maps import active_topics_line  # SQL only
@@ -203,10 +206,10 @@ def _briefing(settings: Settings, project: str, session_id: str, max_chars: int)
                         max_chars=max_chars - len(MORE) - len(topics) - len(memories),
                         exclude_session=session_id or None).strip()
     if not text and not memories:
-        return ""
+        return project, ""
     if text and memories:
-        return text + "\n\n" + memories.rstrip("\n") + topics + MORE
-    return (text or memories.rstrip("\n")) + topics + MORE
+        return project, text + "\n\n" + memories.rstrip("\n") + topics + MORE
+    return project, (text or memories.rstrip("\n")) + topics + MORE
 
 
 def _has_topics(conn: Any) -> bool:
@@ -240,12 +243,13 @@ def user_prompt_submit(payload: dict[str, Any], settings: Settings) -> HookResul
     from causantic.transcripts.project import project_for_cwd
 
     session_id = _str(payload.get("session_id"))
-    project = project_for_cwd(_str(payload.get("cwd")) or os.getcwd()).name
-    result = HookResult(project=project, session_id=session_id or None)
+    cwd = _str(payload.get("cwd")) or os.getcwd()
+    result = HookResult(project=project_for_cwd(cwd).name, session_id=session_id or None)
     prompt = _str(payload.get("prompt")).strip()
     if len(prompt) < 8 or prompt.startswith("/") or not settings.db_path.exists():
         result.details["recall"] = "skipped"
         return result
+    from causantic.retrieval.projects import project_at
     from causantic.retrieval.prompt import prompt_recall
     from causantic.store import open_store
 
@@ -253,10 +257,11 @@ def user_prompt_submit(payload: dict[str, Any], settings: Settings) -> HookResul
     room = cap - len(wrap_memory("", "recall"))
     min_coverage = float(_option(settings, "prompt_min_coverage", 0.5))
     with open_store(settings.db_path, readonly=True) as store:
+        result.project = project_at(store.conn, cwd)
         recall = prompt_recall(
             store.conn,
             prompt,
-            project=project,
+            project=result.project,
             exclude_session=session_id or None,
             max_chars=room,
             min_coverage=min_coverage,

@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 
 import apsw
 
-from causantic.errors import UsageError
+from causantic.retrieval.projects import resolve_project
 from causantic.retrieval.render import short_time
 from causantic.wording import plural
 
@@ -76,13 +76,10 @@ def list_sessions(
 ) -> list[SessionInfo]:
     """Sessions of a project, newest first.
 
-    Raises UsageError when the project has no chunks at all (so typos are visible).
+    `project` may be a worktree folder name or a path (`projects.resolve_project`); raises
+    UsageError when no project is called that (so typos are visible).
     """
-    known = conn.execute("SELECT 1 FROM chunks WHERE project = ? LIMIT 1", (project,)).fetchone()
-    if known is None:
-        raise UsageError(
-            f"unknown project {project!r}; `causantic list-projects` shows the projects in memory"
-        )
+    project = resolve_project(conn, project) or ""
     sql = (
         "SELECT c.session_id, c.project, min(c.start_time), max(c.end_time), count(*),"
         " sum(c.tokens), s.title, s.git_branch FROM chunks c LEFT JOIN sessions s"
@@ -101,7 +98,7 @@ def list_sessions(
 def render_sessions(project: str, sessions: list[SessionInfo]) -> str:
     if not sessions:
         return f'No sessions found for project "{project}" in that time range.'
-    lines = [f'Sessions of "{project}" (newest first):']
+    lines = [f'Sessions of "{sessions[0].project}" (newest first):']
     for s in sessions:
         title = f" — {s.title}" if s.title else ""
         start, end = short_time(s.start_time), short_time(s.end_time)

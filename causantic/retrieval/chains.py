@@ -47,6 +47,7 @@ import apsw
 from causantic.errors import UsageError
 from causantic.retrieval import render
 from causantic.retrieval.fts import query_terms
+from causantic.retrieval.projects import resolve_project
 from causantic.retrieval.render import Hit
 from causantic.store.db import Store
 from causantic.wording import plural
@@ -170,7 +171,7 @@ def recall(
 
     Raises
     ------
-    UsageError : `project` has no chunks at all (a typo, most likely).
+    UsageError : no project is called `project` (`projects.resolve_project`).
     """
     return walk(store, query, BACKWARD, project=project, limit=limit, max_tokens=max_tokens,
                 max_chars=max_chars, seeds=seeds, search_mode=search_mode)
@@ -218,12 +219,7 @@ def walk(
     if direction not in (BACKWARD, FORWARD):
         raise UsageError(f"direction must be {BACKWARD!r} or {FORWARD!r}")
     started = time.perf_counter()
-    if project is not None and store.conn.execute(
-        "SELECT 1 FROM chunks WHERE project = ? LIMIT 1", (project,)
-    ).fetchone() is None:
-        raise UsageError(
-            f"unknown project {project!r}; `causantic list-projects` shows the projects in memory"
-        )
+    project = resolve_project(store.conn, project)
     found = search(store, query, project=project, limit=max(seeds, limit),
                    max_tokens=1_000_000, mode=search_mode)
     notice = found.notice

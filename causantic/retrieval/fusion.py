@@ -17,7 +17,9 @@ only inside `mmr` and `select`, which the vector and hybrid modes call with vect
 * Near-duplicates (read time only; nothing is deleted): a candidate is dropped when a better
   ranked kept candidate has the same normalised text, or shares most of its word 5-gram
   shingles (Jaccard >= 0.8, or >= 0.9 of the candidate's own shingles: a summary repeating
-  a chunk, the same tool output twice), or, with vectors, has cosine >= 0.97 with it.
+  a chunk, the same tool output twice), or, with vectors, has cosine >= 0.97 with it. Of two
+  such repeats the older one stays, in the better one's place (given ``time_of``): a later
+  session quoting an answer must not stand in for the session that gave it.
 * Thin chunks (``/exit`` + "Bye!", ``/model`` + its echo: fewer than 20 words besides the
   block labels) match short queries in both lists, since BM25 favours short texts and a
   short text embeds close to any short question: they do not set either list's best score,
@@ -146,31 +148,37 @@ def drop_near_duplicates(
     id_of: Callable[[T], str],
     vectors: Mapping[str, np.ndarray] | None = None,
     keep: int | None = None,
+    time_of: Callable[[T], str] | None = None,
 ) -> list[T]:
     """Keep items in order, dropping each that duplicates a kept one (text or vector).
 
-    Stops once ``keep`` items are kept (the rest are not examined).
+    With ``time_of``, a duplicate older than the kept item it repeats takes that item's
+    place (the original outlives its quotes). Stops once ``keep`` items are kept (the rest
+    are not examined).
     """
     kept: list[T] = []
-    prints: set[str] = set()
+    prints: dict[str, int] = {}
     kept_shingles: list[frozenset[int]] = []
-    kept_vecs: list[np.ndarray] = []
+    kept_vecs: list[np.ndarray | None] = []
     for item in items:
         if keep is not None and len(kept) >= keep:
             break
         fp, sh = signature(text_of(item))
-        if fp in prints:
-            continue
-        if any(similar_text(sh, other) for other in kept_shingles):
-            continue
         vec = vectors.get(id_of(item)) if vectors else None
-        if vec is not None and any(float(vec @ v) >= NEAR_DUP_COSINE for v in kept_vecs):
+        j = prints.get(fp)
+        if j is None:
+            j = next((k for k, other in enumerate(kept_shingles) if similar_text(sh, other)), None)
+        if j is None and vec is not None:
+            j = next((k for k, v in enumerate(kept_vecs)
+                      if v is not None and float(vec @ v) >= NEAR_DUP_COSINE), None)
+        if j is not None:
+            if time_of is not None and time_of(item) < time_of(kept[j]):
+                kept[j] = item
             continue
+        prints[fp] = len(kept)
         kept.append(item)
-        prints.add(fp)
         kept_shingles.append(sh)
-        if vec is not None:
-            kept_vecs.append(vec)
+        kept_vecs.append(vec)
     return kept
 
 
@@ -183,12 +191,14 @@ def select(
     text_of: Callable[[T], str],
     vectors: Mapping[str, np.ndarray],
     lam: float = MMR_LAMBDA,
+    time_of: Callable[[T], str] | None = None,
 ) -> list[T]:
     """MMR over ranked items that also skips near-duplicates of what it already picked.
 
     Duplicates are checked only against picked items, lazily, so a pool of 60 costs about
     ``limit`` shingle comparisons each instead of all pairs. Without vectors this is the
-    fused order minus duplicates.
+    fused order minus duplicates. With ``time_of``, a skipped duplicate older than the item
+    it repeats takes that item's place (see `drop_near_duplicates`).
     """
     import numpy as np
 
@@ -207,22 +217,34 @@ def select(
     max_sim = np.zeros(n, dtype=np.float64)
     free = np.ones(n, dtype=bool)
     picked: list[T] = []
-    prints: set[str] = set()
+    picked_rows: list[int] = []
+    prints: dict[str, int] = {}
     picked_shingles: list[frozenset[int]] = []
     while len(picked) < limit and free.any():
         gain = lam * rel - (1.0 - lam) * max_sim
         gain[~free] = -np.inf
         i = int(np.argmax(gain))  # first maximum: ties keep the fused order
         free[i] = False
+        j: int | None = None
         if has[i] and max_sim[i] >= NEAR_DUP_COSINE:
-            continue
-        fp, sh = signature(text_of(items[i]))
-        if fp in prints:
-            continue
-        if any(similar_text(sh, other) for other in picked_shingles):
+            j = -1  # some picked item's vector; found below only when the time matters
+        fp, sh = signature(text_of(items[i])) if j is None or time_of else ("", frozenset())
+        if j is None:
+            j = prints.get(fp)
+        if j is None:
+            j = next((k for k, other in enumerate(picked_shingles) if similar_text(sh, other)),
+                     None)
+        if j is not None:
+            if time_of is not None:
+                if j == -1:
+                    sims = [float(mat[r] @ mat[i]) if has[r] else -1.0 for r in picked_rows]
+                    j = int(np.argmax(sims))
+                if time_of(items[i]) < time_of(picked[j]):
+                    picked[j] = items[i]
             continue
         picked.append(items[i])
-        prints.add(fp)
+        picked_rows.append(i)
+        prints[fp] = len(picked) - 1
         picked_shingles.append(sh)
         if has[i]:
             sims = (mat @ mat[i]).astype(np.float64)

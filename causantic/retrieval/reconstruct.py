@@ -30,6 +30,7 @@ import apsw
 from causantic.config import HARD_INJECTION_CAP
 from causantic.errors import UsageError
 from causantic.retrieval import render
+from causantic.retrieval.projects import resolve_project
 from causantic.retrieval.render import Hit, short_time
 from causantic.session_state import SessionState, load_state
 from causantic.store import sessions as session_store
@@ -126,6 +127,7 @@ def reconstruct(
     started = time.perf_counter()
     if mode not in MODES:
         raise UsageError(f"unknown reconstruct mode {mode!r}; use timeline or briefing")
+    project = resolve_project(conn, project) or ""
     sel = _select(conn, project, session=session, previous_session=previous_session,
                   current_session=current_session, days_back=days_back, start=start, end=end,
                   now=now)
@@ -188,11 +190,6 @@ def _select(
     end: str | None,
     now: datetime | None,
 ) -> _Selection:
-    known = conn.execute("SELECT 1 FROM chunks WHERE project = ? LIMIT 1", (project,)).fetchone()
-    if known is None:
-        raise UsageError(
-            f"unknown project {project!r}; `causantic list-projects` shows the projects in memory"
-        )
     words = [f"project {project}"]
     since = until = None
     if start:

@@ -30,6 +30,7 @@ import apsw
 from causantic.errors import UsageError
 from causantic.retrieval import render
 from causantic.retrieval.fts import keyword_search, query_idf
+from causantic.retrieval.projects import resolve_project
 from causantic.retrieval.render import Hit
 from causantic.store.db import Store
 
@@ -76,13 +77,15 @@ def search(
 
     Raises
     ------
-    UsageError : ``mode`` is not one of MODES, or ``fusion`` not one of FUSIONS.
+    UsageError : ``mode`` is not one of MODES, ``fusion`` not one of FUSIONS, or no project
+        is called ``project`` (a name, a worktree folder or a path: `projects.resolve_project`).
     """
     started = time.perf_counter()
     if mode not in MODES:
         raise UsageError(f"unknown search mode {mode!r}; use one of {', '.join(MODES)}")
     if fusion not in FUSIONS:
         raise UsageError(f"unknown fusion {fusion!r}; use one of {', '.join(FUSIONS)}")
+    project = resolve_project(store.conn, project)
     pool = max(50, limit * 5)
     # Keyword-only answers need just enough spare candidates to replace duplicates;
     # fetching (and reading the text of) 50 rows was a third of its time at 100k chunks.
@@ -166,7 +169,7 @@ def _with_vectors(
         hits = expand(store.conn, hits, project=project)
     vectors = chunk_vectors(store.conn, [h.chunk_id for h in hits])
     chosen = fusion.select(hits, limit, id_of=lambda h: h.chunk_id, score_of=lambda h: h.score,
-                           text_of=_body, vectors=vectors)
+                           text_of=_body, vectors=vectors, time_of=_time)
     return finish(query, mode, chosen, max_tokens, max_chars, started)
 
 
@@ -241,12 +244,18 @@ def dedupe(
     """Drop hits that repeat a better-ranked hit (read time only; nothing is deleted).
 
     Exact text (first block label aside), near-identical text (word-shingle overlap) and, with
-    stored ``vectors`` (chunk id -> unit vector), cosine >= 0.97 count as repeats; see
-    `fusion.drop_near_duplicates`. Stops once ``keep`` hits are kept.
+    stored ``vectors`` (chunk id -> unit vector), cosine >= 0.97 count as repeats; the oldest
+    of a repeat keeps the better rank (see `fusion.drop_near_duplicates`). Stops once ``keep``
+    hits are kept.
     """
     from causantic.retrieval.fusion import drop_near_duplicates
 
-    return drop_near_duplicates(hits, _body, lambda h: h.chunk_id, vectors, keep)
+    return drop_near_duplicates(hits, _body, lambda h: h.chunk_id, vectors, keep, time_of=_time)
+
+
+def _time(hit: Hit) -> str:
+    """The order in which repeats were written: the oldest is the original."""
+    return hit.start_time or ""
 
 
 def _body(hit: Hit) -> str:

@@ -74,12 +74,19 @@ def vectors_state(conn: apsw.Connection, project: str | None = None) -> str | No
     Checks only the bookkeeping table (index lookups), so keyword fallbacks stay cheap.
     """
     if not vec_store.table_exists(conn, vec_store.META_TABLE) or not vec_store.table_exists(conn):
-        return "no vectors yet (run `causantic embed`)"
+        return _no_vectors(conn)
     if vec_store.has_model(conn, MODEL_ID):
         return None
     other = vec_store.other_model(conn, MODEL_ID)
     if other is not None:
         return f"stored vectors come from model {other}, not {MODEL_ID} (run `causantic reindex`)"
+    return _no_vectors(conn)
+
+
+def _no_vectors(conn: apsw.Connection) -> str:
+    """Why there are no vectors: nothing to embed yet, or embedding has not run."""
+    if conn.execute("SELECT 1 FROM chunks LIMIT 1").fetchone() is None:
+        return "memory is empty (run `causantic ingest`)"
     return "no vectors yet (run `causantic embed`)"
 
 

@@ -428,3 +428,13 @@ def create_memories(conn: apsw.Connection) -> None:
         END;
         """
     )
+
+
+@migration
+def add_session_checkout(conn: apsw.Connection) -> None:
+    """Each session's working-tree folder (a linked worktree's own folder, where the project
+    folds worktrees into their repository), so `--project <worktree folder name>` resolves
+    after the worktree is gone. Sessions stored before it have none until re-ingested;
+    resolution then derives it from their `cwd`.
+    """
+    conn.execute("ALTER TABLE sessions ADD COLUMN checkout TEXT")

@@ -19,17 +19,20 @@ class SessionRow:
     end_time: str | None
     continued: bool
     forked_from: str | None
+    checkout: str | None = None  # the working-tree folder of cwd (a worktree's own folder)
 
 
 _COLUMNS = (
-    "id, project, project_path, cwd, git_branch, title, start_time, end_time, continued, forked_from"
+    "id, project, project_path, cwd, git_branch, title, start_time, end_time, continued, forked_from,"
+    " checkout"
 )
 
 
 def upsert_session(conn: apsw.Connection, row: SessionRow) -> None:
-    """Insert or merge: the first project and cwd stay; times widen; newer branch/title win."""
+    """Insert or merge: the first project, cwd and checkout stay; times widen; newer
+    branch/title win."""
     conn.execute(
-        f"INSERT INTO sessions({_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?)"
+        f"INSERT INTO sessions({_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?)"
         " ON CONFLICT(id) DO UPDATE SET"
         " project = CASE WHEN sessions.project = 'unknown' THEN excluded.project"
         "                ELSE sessions.project END,"
@@ -42,7 +45,8 @@ def upsert_session(conn: apsw.Connection, row: SessionRow) -> None:
         " end_time = CASE WHEN sessions.end_time IS NULL OR excluded.end_time > sessions.end_time"
         "                 THEN coalesce(excluded.end_time, sessions.end_time) ELSE sessions.end_time END,"
         " continued = max(sessions.continued, excluded.continued),"
-        " forked_from = coalesce(sessions.forked_from, excluded.forked_from)",
+        " forked_from = coalesce(sessions.forked_from, excluded.forked_from),"
+        " checkout = coalesce(sessions.checkout, excluded.checkout)",
         (
             row.id,
             row.project,
@@ -54,6 +58,7 @@ def upsert_session(conn: apsw.Connection, row: SessionRow) -> None:
             row.end_time,
             int(row.continued),
             row.forked_from,
+            row.checkout,
         ),
     )
 
@@ -77,7 +82,7 @@ def project_sessions(conn: apsw.Connection, project: str) -> list[SessionRow]:
 
 
 def _row(r: tuple) -> SessionRow:
-    return SessionRow(*r[:8], bool(r[8]), r[9])
+    return SessionRow(*r[:8], bool(r[8]), r[9], r[10])
 
 
 def ids_with_prefix(

@@ -287,8 +287,11 @@ def rebuild(
         if other is not None:
             raise CausanticError(f"the stored vectors come from model {other}, not {model_id}: "
                                  "run `causantic reindex`, then `causantic topics rebuild`")
-        raise CausanticError("no chunk vectors yet: run `causantic embed` (or `causantic "
-                             "ingest`), then `causantic topics rebuild`")
+        if conn.execute("SELECT 1 FROM chunks LIMIT 1").fetchone() is None:
+            raise CausanticError("memory is empty: run `causantic ingest`, then "
+                                 "`causantic topics rebuild`")
+        raise CausanticError("no chunk vectors yet: run `causantic embed`, then "
+                             "`causantic topics rebuild`")
     rowids = np.array([r for r, _, _ in snapshot], dtype=np.int64)
     X = np.frombuffer(b"".join(v for _, _, v in snapshot), dtype=np.float32).reshape(len(snapshot), -1)
     found = cluster(X, min_cluster_size=settings.min_cluster_size,

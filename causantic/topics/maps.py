@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 import apsw
 
 from causantic.errors import UsageError
+from causantic.retrieval.projects import resolve_project
 from causantic.retrieval.render import short_time
 from causantic.store import topics as topic_store
 
@@ -90,8 +91,11 @@ def no_topics_reason(conn: apsw.Connection) -> str | None:
         "SELECT 1 FROM sqlite_master WHERE name = 'chunk_vectors_meta'").fetchone() is not None \
         and conn.execute("SELECT 1 FROM chunk_vectors_meta LIMIT 1").fetchone() is not None
     if not has_vectors:
-        return ("No topics yet: memory has no chunk vectors. Run `causantic embed` (or "
-                "`causantic ingest`), then `causantic topics rebuild`.")
+        if conn.execute("SELECT 1 FROM chunks LIMIT 1").fetchone() is None:
+            return ("No topics yet: memory is empty. Run `causantic ingest`, then "
+                    "`causantic topics rebuild`.")
+        return ("No topics yet: memory has no chunk vectors. Run `causantic embed`, then "
+                "`causantic topics rebuild`.")
     return "No topics yet: run `causantic topics rebuild`."
 
 
@@ -107,8 +111,7 @@ def list_topics(
     """
     if sort not in SORTS:
         raise UsageError(f"unknown sort {sort!r}; use one of {', '.join(SORTS)}")
-    if project is not None:
-        _check_project(conn, project)
+    project = resolve_project(conn, project)
     reason = no_topics_reason(conn)
     build = topic_store.build_info(conn)
     if reason is not None:
@@ -138,8 +141,7 @@ def show_topic(
     ------
     UsageError : no such topic (or none at all), or a project with no chunks in memory.
     """
-    if project is not None:
-        _check_project(conn, project)
+    project = resolve_project(conn, project)
     reason = no_topics_reason(conn)
     if reason is not None:
         raise UsageError(reason)
@@ -183,12 +185,6 @@ def first_line(text: str, max_chars: int = 140) -> str:
 
 
 # -- helpers -------------------------------------------------------------------------------
-
-
-def _check_project(conn: apsw.Connection, project: str) -> None:
-    if conn.execute("SELECT 1 FROM chunks WHERE project = ? LIMIT 1", (project,)).fetchone() is None:
-        raise UsageError(
-            f"unknown project {project!r}; `causantic list-projects` shows the projects in memory")
 
 
 def _within(t: topic_store.TopicStats, project: str) -> topic_store.TopicStats:

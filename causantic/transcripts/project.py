@@ -84,3 +84,33 @@ def _fold_by_shape(cwd: str) -> str:
         if part.endswith("-worktrees") and len(part) > len("-worktrees") and i + 1 < len(parts):
             return "/".join(parts[:i] + [part[: -len("-worktrees")]])
     return cwd
+
+
+@functools.lru_cache(maxsize=1024)
+def checkout_for_cwd(cwd: str | None) -> str:
+    """The top folder of the working tree holding `cwd` (a linked worktree's own folder), or "".
+
+    On disk: the nearest folder with a `.git` entry (directory or file). Otherwise the
+    worktree layouts `project_for_cwd` folds: `<repo>/.worktrees/<name>`, `<repo>-worktrees/<name>`
+    and the like. Its basename is the folder name a user sees for a worktree.
+    """
+    if not cwd:
+        return ""
+    cwd = cwd.rstrip("/") or "/"
+    path = cwd
+    for _ in range(64):
+        try:
+            if os.path.lexists(os.path.join(path, ".git")):
+                return path
+        except (OSError, ValueError):
+            return ""
+        parent = os.path.dirname(path)
+        if parent == path:
+            break
+        path = parent
+    parts = cwd.split("/")
+    for i in range(len(parts) - 2, 0, -1):
+        part = parts[i]
+        if part in _WORKTREE_DIRS or (part.endswith("-worktrees") and len(part) > len("-worktrees")):
+            return "/".join(parts[: i + 2])
+    return ""

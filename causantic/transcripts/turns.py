@@ -7,7 +7,13 @@ calls and their results). Compaction summaries become turns of their own (kind "
 What counts as a real prompt follows the transcript format notes: tool results, injected
 meta text (`isMeta`), slash-command wrappers, task notifications, interruption markers and
 our own injected memory are recognised and never open a turn. A slash command opens a turn
-with `/name args`, and its expansion (the isMeta text that follows) is attached to it.
+with `/name args`, and its expansion (the isMeta text that follows) is attached to it. A
+prompt sent with IDE context (`<ide_opened_file>`, `<ide_selection>` blocks) opens its turn
+with the typed text, the IDE context following as a short note.
+
+Every text passes through `hygiene.clean` (terminal escapes and our injected context out), and
+the results of causantic's own MCP tools are kept empty: the call stays, the quote of memory
+it returned does not (`hygiene` says why).
 
 Sub-agents come from three places: inline sidechain records (`isSidechain: true`), separate
 `agent-<id>.jsonl` files (parsed with `agent_id` set), and `agent_progress` mirrors inside the
@@ -23,7 +29,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from causantic.markers import MEMORY_CLOSE, MEMORY_OPEN
+from causantic.transcripts.hygiene import clean, is_own_tool, strip_terminal
 from causantic.transcripts.jsonl import ReadStats, iter_records
 
 CONTINUATION_PREFIX = "This session is being continued from a previous conversation"
@@ -44,7 +50,10 @@ _WRAPPER_PREFIXES = (
 )
 _TAG_RE = re.compile(r"<(command-name|command-args|bash-input)>(.*?)</\1>", re.S)
 _SYSTEM_REMINDER_RE = re.compile(r"<system-reminder>.*?</system-reminder>", re.S)
-_MEMORY_RE = re.compile(re.escape(MEMORY_OPEN) + r".*?" + re.escape(MEMORY_CLOSE), re.S)
+# IDE context (VS Code / JetBrains extensions) sent beside the typed prompt, usually as separate
+# text blocks of the same user message: kept as a short note after the prompt.
+_IDE_RE = re.compile(r"<(ide_[a-z_]+)>(.*?)</\1>", re.S)
+_IDE_HEDGE = "This may or may not be related to the current task."
 _SHIFT_RE = re.compile(
     r"^\s*(?:actually,?\s+(?:let'?s|can we|could we)\b"
     r"|(?:new|different|another)\s+(?:question|topic|issue|task)\b"
@@ -211,6 +220,7 @@ class _Parser:
             title = _str(
                 rec.get("summary") or rec.get("customTitle") or rec.get("aiTitle") or rec.get("title")
             )
+            title = strip_terminal(title)
             if title:
                 self.pending_title = title[:200]  # the newest title line wins
 
@@ -300,13 +310,13 @@ class _Parser:
                     results.append(b)
                 elif btype in ("image", "document"):
                     images += 1
-        text = "\n".join(t for t in texts if t)
-        if _MEMORY_RE.search(text) or MEMORY_OPEN in text:
-            text = _MEMORY_RE.sub("", text).strip()
-            if MEMORY_OPEN in text:
-                text = text[: text.find(MEMORY_OPEN)].strip()
-            if not text and not results:
-                return
+        # Escape sequences and our own injected context go first, so nothing below sees them.
+        text = "\n".join(c for c in (clean(t) for t in texts if t) if c.strip())
+        ide = ""
+        if "<ide_" in text:
+            text, ide = _split_ide(text)
+        if not text and not results and not images:
+            return
 
         if rec.get("isCompactSummary") or text.lstrip().startswith(CONTINUATION_PREFIX):
             turn = self.open_turn(s, offset, "summary")
@@ -328,10 +338,12 @@ class _Parser:
                 name = call.name if call else "tool"
                 if call is not None and returned_agent and not call.agent_id:
                     call.agent_id = returned_agent
+                # Our own MCP tools' output is a quote of memory, not memory: the call stays.
+                own = call is not None and is_own_tool(call.name)
                 turn.blocks.append(
                     Block(
                         "tool_result",
-                        _result_text(b.get("content")),
+                        "" if own else clean(_result_text(b.get("content"))),
                         name=name,
                         tool_id=tool_id,
                         is_error=bool(b.get("is_error")),
@@ -365,6 +377,8 @@ class _Parser:
             return
         turn = self.open_turn(s, offset)
         turn.blocks.append(Block("prompt", prompt))
+        if ide:
+            turn.blocks.append(Block("note", ide))
         turn.shift = bool(_SHIFT_RE.match(prompt))
         turn.touch(ts)
         branch = _str(rec.get("gitBranch"))
@@ -412,7 +426,7 @@ class _Parser:
                 continue
             btype = b.get("type")
             if btype == "text":
-                text = _str(b.get("text")).strip()
+                text = clean(_str(b.get("text"))).strip()
                 if not text or text == "(no content)":
                     continue
                 turn = turn or self.ensure_turn(s, offset)
@@ -516,6 +530,24 @@ def _fill_times(turns: list[Turn]) -> None:
             if t.start_time is None:
                 t.start_time = t.end_time = nxt
             nxt = t.start_time or nxt
+
+
+def _split_ide(text: str) -> tuple[str, str]:
+    """(typed text, a short note on the IDE context) of a prompt sent with IDE context tags."""
+    notes: list[str] = []
+    for m in _IDE_RE.finditer(text):
+        lines = m.group(2).replace(_IDE_HEDGE, "").strip().splitlines()
+        if not lines:
+            continue
+        head = re.sub(r"^The user (?:has )?", "", lines[0].strip()).rstrip(":")
+        head = re.sub(r"^opened the file (.+?) in the IDE\.?$", r"opened \1", head)
+        head = re.sub(r"^selected the lines (\d+) to (\d+) from ", r"selected lines \1-\2 of ", head)
+        body = [line for line in lines[1:7] if line.strip()]
+        note = f"[IDE: {head[:300]}]"
+        if body:
+            note += "\n" + "\n".join(line[:200] for line in body)
+        notes.append(note)
+    return _IDE_RE.sub("", text).strip(), "\n".join(notes)
 
 
 def _result_text(content: Any) -> str:

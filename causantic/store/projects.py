@@ -1,0 +1,23 @@
+"""Project names and the folders they were seen in (for resolving what a user calls a project)."""
+
+from __future__ import annotations
+
+from collections import namedtuple
+
+import apsw
+
+# A named tuple, not a dataclass: the session-start hook resolves its project through this.
+ProjectDir = namedtuple("ProjectDir", ["project", "project_path", "cwd", "checkout"])
+ProjectDir.__doc__ = "One distinct (project, folder) combination of the stored sessions."
+
+
+def has_chunks(conn: apsw.Connection, project: str) -> bool:
+    """Whether memory holds at least one chunk of `project` (an index lookup)."""
+    return conn.execute("SELECT 1 FROM chunks WHERE project = ? LIMIT 1", (project,)).fetchone() is not None
+
+
+def project_dirs(conn: apsw.Connection) -> list[ProjectDir]:
+    """The distinct folders of sessions whose project holds chunks: its path, cwd, checkout."""
+    return [ProjectDir(*r) for r in conn.execute(
+        "SELECT DISTINCT project, project_path, cwd, checkout FROM sessions s WHERE EXISTS"
+        " (SELECT 1 FROM chunks c WHERE c.project = s.project) ORDER BY project")]

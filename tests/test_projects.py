@@ -1,0 +1,206 @@
+"""Projects by any name a user sees: the stored name, a linked worktree's folder name, or a
+path inside the project; an unknown name is a usage error naming the closest names.
+
+Real git repositories (a main checkout and a linked worktree in an unrelated folder, removed
+after ingest), transcripts whose `cwd` points into them, a real store, and the real command
+line, MCP server (stdio) and session-start hook.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from mcp.client.session import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
+
+from causantic.config import load_settings
+from causantic.errors import UsageError
+from causantic.pipeline import run_ingest
+from causantic.retrieval.projects import project_at, resolve_project
+from causantic.store import open_store
+
+from .conftest import PYTHON, REPO
+
+
+def _git(*args: str, cwd: Path) -> None:
+    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=cwd,
+                   check=True, capture_output=True, timeout=60)
+
+
+def _session(folder: Path, sid: str, cwd: Path, prompt: str, answer: str, hour: int) -> None:
+    rows = [
+        {"type": "user", "sessionId": sid, "cwd": str(cwd), "uuid": f"{sid}-u",
+         "timestamp": f"2026-03-0{hour}T10:00:00.000Z",
+         "message": {"role": "user", "content": prompt}},
+        {"type": "assistant", "sessionId": sid, "cwd": str(cwd), "uuid": f"{sid}-a",
+         "timestamp": f"2026-03-0{hour}T10:01:00.000Z",
+         "message": {"role": "assistant", "content": [{"type": "text", "text": answer}]}},
+    ]
+    enc = "".join(c if c.isalnum() else "-" for c in str(cwd))
+    path = folder / enc / f"{sid}.jsonl"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+
+
+@pytest.fixture
+def world(tmp_path: Path) -> dict[str, Path]:
+    """Repo `shopfront` with a linked worktree `feature-login` elsewhere (gone after ingest),
+    a plain folder `notes`, and a project `shopfront-admin` that shares a prefix."""
+    src = tmp_path / "src"
+    repo = src / "shopfront"
+    repo.mkdir(parents=True)
+    _git("init", "-q", cwd=repo)
+    (repo / "README").write_text("x\n")
+    _git("add", "README", cwd=repo)
+    _git("commit", "-qm", "init", cwd=repo)
+    worktree = tmp_path / "trees" / "feature-login"
+    _git("worktree", "add", "-q", str(worktree), cwd=repo)
+    (worktree / "web").mkdir()
+    admin = src / "shopfront-admin"
+    admin.mkdir()
+    _git("init", "-q", cwd=admin)
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    claude = tmp_path / "claude"
+    _session(claude, "a0000000-0000-4000-8000-000000000001", repo,
+             "the checkout total rounds wrong", "Fixed the rounding in cart.py.", 1)
+    _session(claude, "a0000000-0000-4000-8000-000000000002", worktree / "web",
+             "login form loses the redirect parameter", "The next= parameter is kept now.", 2)
+    _session(claude, "a0000000-0000-4000-8000-000000000003", admin,
+             "admin table pagination", "Added keyset pagination.", 3)
+    _session(claude, "a0000000-0000-4000-8000-000000000004", notes,
+             "draft the release notes", "Release notes drafted.", 4)
+    db = tmp_path / "memory.db"
+    run_ingest(load_settings(db=db, env={"HOME": str(tmp_path)}), [claude])
+    _git("worktree", "remove", "--force", str(worktree), cwd=repo)
+    assert not worktree.exists()
+    return {"db": db, "repo": repo, "worktree": worktree, "notes": notes, "admin": admin}
+
+
+def cli(db: Path, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([PYTHON, "-m", "causantic", "--db", str(db), *args],
+                          capture_output=True, text=True, cwd=cwd, timeout=120,
+                          env={**os.environ, "PYTHONPATH": str(REPO)})
+
+
+def test_worktree_sessions_fold_into_the_repository_and_keep_their_folder(world: dict) -> None:
+    """Ingest names the worktree's session after its repository and records the worktree's
+    own folder (the name a user sees in their shell prompt)."""
+    with open_store(world["db"], readonly=True) as store:
+        rows = dict(store.conn.execute("SELECT id, project || ' ' || coalesce(checkout, '')"
+                                       " FROM sessions").fetchall())
+    assert rows["a0000000-0000-4000-8000-000000000002"] == f"shopfront {world['worktree']}"
+    assert rows["a0000000-0000-4000-8000-000000000001"] == f"shopfront {world['repo']}"
+
+
+def test_every_name_a_user_sees_resolves_to_the_stored_project(world: dict) -> None:
+    """Stored name, worktree folder (even after the worktree is removed), absolute and
+    relative paths inside a project, a path below a plain (non-git) project folder."""
+    repo, notes = world["repo"], world["notes"]
+    with open_store(world["db"], readonly=True) as store:
+        conn = store.conn
+        assert resolve_project(conn, None) is None
+        for name, cwd, expected in [
+            ("shopfront", None, "shopfront"),
+            ("feature-login", None, "shopfront"),
+            (str(world["worktree"] / "web"), None, "shopfront"),
+            (".", repo, "shopfront"),
+            ("./README", repo, "shopfront"),
+            ("../shopfront-admin", repo, "shopfront-admin"),
+            (str(repo.parent / "shopfront"), None, "shopfront"),
+            (".", notes, "notes"),
+            (str(notes / "2026" / "march"), None, "notes"),
+        ]:
+            assert resolve_project(conn, name, cwd=str(cwd) if cwd else None) == expected, name
+        assert project_at(conn, str(notes / "drafts")) == "notes"
+
+
+def test_an_unknown_project_is_a_usage_error_naming_the_closest(world: dict) -> None:
+    with open_store(world["db"], readonly=True) as store:
+        with pytest.raises(UsageError) as err:
+            resolve_project(store.conn, "shopfrnt")
+        assert str(err.value) == "no project 'shopfrnt'; closest: shopfront, shopfront-admin"
+        with pytest.raises(UsageError) as err:
+            resolve_project(store.conn, "zzz")
+        assert "projects in memory: notes, shopfront, shopfront-admin" in str(err.value)
+
+
+def test_every_cli_command_with_project_accepts_the_names_and_rejects_typos(world: dict) -> None:
+    """Exit 0 with a worktree folder name or `.`; exit 2 with one line naming the closest
+    for a typo, and no advice to run `embed` (the old notice)."""
+    db, repo = world["db"], world["repo"]
+    commands = [["search", "rounding"], ["recall", "rounding"], ["predict", "rounding"],
+                ["reconstruct"], ["list-sessions"], ["topics"], ["forget"]]
+    for command in commands:
+        for name, cwd in (("feature-login", repo.parent), (".", repo)):
+            out = cli(db, *command, "--project", name, cwd=cwd)
+            assert out.returncode == 0, (command, name, out.stderr)
+        bad = cli(db, *command, "--project", "shopfrnt", cwd=repo.parent)
+        assert bad.returncode == 2, (command, bad.stdout)
+        assert bad.stderr == "causantic: no project 'shopfrnt'; closest: shopfront, shopfront-admin\n"
+    found = cli(db, "search", "rounding", "--project", ".", "--json", "--mode", "keyword", cwd=repo)
+    assert {r["project"] for r in json.loads(found.stdout)["results"]} == {"shopfront"}
+    listed = cli(db, "list-sessions", "--project", "feature-login", cwd=repo)
+    assert listed.stdout.startswith('Sessions of "shopfront"') and "a0000000" in listed.stdout
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.mark.anyio
+async def test_mcp_tools_accept_the_same_names(world: dict) -> None:
+    """The MCP `project` argument goes through the same resolution (the server's working
+    directory is the session's, so `.` means the project Claude Code runs in)."""
+    params = StdioServerParameters(command=PYTHON, cwd=str(world["repo"]),
+                                   args=["-m", "causantic", "--db", str(world["db"]), "serve-mcp"],
+                                   env={**os.environ, "PYTHONPATH": str(REPO)})
+    with open(world["db"].parent / "server.log", "w") as errlog:
+        async with stdio_client(params, errlog=errlog) as (read, write):
+            async with ClientSession(read, write, read_timeout_seconds=120) as session:
+                await session.initialize()
+                ok = await session.call_tool("search", {"query": "redirect parameter",
+                                                        "project": ".", "mode": "keyword"})
+                assert not ok.is_error and "next= parameter" in ok.content[0].text
+                listed = await session.call_tool("list-sessions", {"project": "feature-login"})
+                assert not listed.is_error and "a0000000-0000-4000-8000-000000000002" in \
+                    listed.content[0].text
+                bad = await session.call_tool("recall", {"query": "x", "project": "shopfrnt"})
+                assert bad.is_error
+                assert bad.content[0].text.endswith(
+                    "no project 'shopfrnt'; closest: shopfront, shopfront-admin")
+
+
+def test_session_start_hook_briefs_a_subfolder_of_a_plain_project(world: dict, tmp_path: Path) -> None:
+    """A session started below a non-git project folder gets that project's briefing (the
+    folder's own basename names no project)."""
+    deeper = world["notes"] / "drafts"
+    deeper.mkdir()
+    shutil.copy(world["db"], tmp_path / "hook.db")
+    out = subprocess.run([PYTHON, "-m", "causantic", "--db", str(tmp_path / "hook.db"), "hook",
+                          "session-start"], input=json.dumps({"session_id": "new", "cwd": str(deeper),
+                                                              "source": "startup"}),
+                         capture_output=True, text=True, timeout=120,
+                         env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert out.returncode == 0
+    context = json.loads(out.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert "draft the release notes" in context
+
+
+def test_worktree_folders_of_copied_transcripts_resolve_by_their_layout(shared_db: Path) -> None:
+    """Transcripts from another machine (the folders do not exist here): the entire/cli
+    sessions ran in `/Users/alex/workspace/cli/.worktrees/3`, so `3` and that path name `cli`."""
+    with open_store(shared_db, readonly=True) as store:
+        checkouts = {r[0] for r in store.conn.execute(
+            "SELECT checkout FROM sessions WHERE project = 'cli'")}
+        assert "/Users/alex/workspace/cli/.worktrees/3" in checkouts
+        assert resolve_project(store.conn, "3") == "cli"
+        assert resolve_project(store.conn, "/Users/alex/workspace/cli/.worktrees/3/cmd") == "cli"
+        with pytest.raises(UsageError, match="no project 'napoli'; closest: napoli-matcha"):
+            resolve_project(store.conn, "napoli")
