@@ -3,7 +3,9 @@
 
 Copied from the project's real-Claude-Code harness (shared/e2e/claude-code/fake_api.py, written
 for causantic's issue 13; shared/ is not part of this repository) for tests/test_claude_code_e2e.py.
-Changed here: rule 2b (a sub-agent on request), marked "causantic tests:" below.
+Changed here: rule 2b (a sub-agent on request) and ToolSearch selecting the deferred tool by the
+name the request lists (a plugin's tools are mcp__plugin_<plugin>_<server>__<tool>), both
+marked "causantic tests:" below.
 
 Standard library only. Listens on 127.0.0.1 (a free port unless --port is given), writes the
 port to --port-file, logs every request (method, path, a few headers, the parsed body and what
@@ -188,8 +190,12 @@ def decide(body: dict, n: int) -> dict:
         if name is None and SEARCH_TOOL in names and SEARCH_TOOL not in used:
             # Later versions defer MCP tools behind ToolSearch, which also waits for servers
             # that are still connecting.
+            # causantic tests: the deferred name as listed (a plugin's is mcp__plugin_…)
+            listed = re.search(r"mcp__[A-Za-z0-9_-]*causantic[A-Za-z0-9_-]*__" + wanted + r"\b",
+                               json.dumps(body))
+            deferred = listed.group(0) if listed else f"mcp__causantic__{wanted}"
             return {"kind": "tool_use", "why": "tool-search", "name": SEARCH_TOOL,
-                    "input": {"query": f"select:mcp__causantic__{wanted}", "max_results": 5},
+                    "input": {"query": f"select:{deferred}", "max_results": 5},
                     "id": f"{SEARCH_ID}{n:06d}",
                     "text": "FAKE-MODEL: loading the causantic tool through ToolSearch."}
         if name is None:
