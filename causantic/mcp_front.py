@@ -118,8 +118,10 @@ class Front:
         """A line from the SDK server: pass it to the client unless we answered it already."""
         try:
             msg = json.loads(line)
-        except ValueError:
-            msg = None
+        except ValueError:  # stray output that reached fd 1 before the SDK diverted it
+            sys.stderr.buffer.write(line)
+            sys.stderr.flush()
+            return
         with self.lock:
             if isinstance(msg, dict) and "id" in msg and "method" not in msg:
                 rid = json.dumps(msg["id"])
