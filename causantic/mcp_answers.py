@@ -163,6 +163,14 @@ ANSWERS_JSON = r'''{
   ],
   "ttlMs": 0
  },
+ "subscriptions/listen 2026-07-28 {\"promptsListChanged\": true, \"resourcesListChanged\": true, \"toolsListChanged\": true}": {
+  "_meta": {},
+  "notifications": {
+   "promptsListChanged": true,
+   "resourcesListChanged": true,
+   "toolsListChanged": true
+  }
+ },
  "tools/list 2024-11-05": {
   "tools": [
    {

@@ -11,7 +11,9 @@ behind a pair of pipes, which starts loading at once:
   session state is exactly what it would be without this front;
 - the requests whose answers never change (`initialize`, `server/discover`, `tools/list`,
   `prompts/list`, `resources/list`, `ping`, for the protocol versions in `ANSWERS`) are
-  answered here at once, and the SDK's own answer to them is dropped when it comes. `ANSWERS`
+  answered here at once, and the SDK's own answer to them is dropped when it comes; so is
+  the acknowledgement of `subscriptions/listen` (2026-07-28), which Claude Code 2.1.3xx waits
+  for before it lists the tools (the stream itself stays with the SDK). `ANSWERS`
   is recorded from the SDK server itself (`python -m causantic.mcp_front --record`);
   tests/test_mcp_front.py fails when it no longer matches;
 - everything else (`tools/call`, subscriptions, unknown methods, anything with parameters
@@ -38,6 +40,9 @@ DRAIN_S = 5.0
 PROTOCOL_KEY = "io.modelcontextprotocol/protocolVersion"
 CAPABILITIES_KEY = "io.modelcontextprotocol/clientCapabilities"
 CACHED = ("initialize", "server/discover", "tools/list", "prompts/list", "resources/list", "ping")
+LISTEN = "subscriptions/listen"
+ACKNOWLEDGED = "notifications/subscriptions/acknowledged"
+SUBSCRIPTION_KEY = "io.modelcontextprotocol/subscriptionId"
 
 
 def load_answers() -> dict[str, dict]:
@@ -50,7 +55,7 @@ def load_answers() -> dict[str, dict]:
 def answer_key(msg: dict, session_version: str | None) -> str | None:
     """The ANSWERS key of a client request we may answer without the SDK, or None."""
     method = msg.get("method")
-    if method not in CACHED or "id" not in msg:
+    if method not in CACHED + (LISTEN,) or "id" not in msg:
         return None
     params = msg.get("params")
     if params is None:
@@ -66,6 +71,10 @@ def answer_key(msg: dict, session_version: str | None) -> str | None:
         version = meta[PROTOCOL_KEY]
     else:
         version = session_version
+    if method == LISTEN:  # its acknowledgement depends on the notifications asked for
+        if version is None or set(params) - {"_meta", "notifications"}:
+            return None
+        return f"{method} {version} {json.dumps(params.get('notifications'), sort_keys=True)}"
     if version is None or set(params) - {"_meta"}:
         return None  # before initialize, or a cursor or other parameter: the SDK decides
     return f"{method} {version}"
@@ -83,6 +92,7 @@ class Front:
         self.answered: set[str] = set()  # ids answered here: the SDK's answer is dropped
         self.pending: set[str] = set()  # ids the SDK still has to answer
         self.initialize_ids: set[str] = set()
+        self.acknowledged: set[str] = set()  # listen streams acknowledged here
         self.version: str | None = None  # the protocol version the handshake agreed on
 
     def _write(self, data: bytes) -> None:
@@ -102,7 +112,15 @@ class Front:
                 result = self.answers.get(key) if key else None
                 if msg["method"] == "initialize":
                     self.initialize_ids.add(rid)
-                if result is not None:
+                if msg["method"] == LISTEN:  # a stream: never answered, only acknowledged
+                    if result is not None:
+                        self.acknowledged.add(rid)
+                        params = {**result, "_meta": {**result.get("_meta", {}),
+                                                      SUBSCRIPTION_KEY: msg["id"]}}
+                        self._write(json.dumps({"jsonrpc": "2.0", "method": ACKNOWLEDGED,
+                                                "params": params}, separators=(",", ":"),
+                                               ensure_ascii=False).encode() + b"\n")
+                elif result is not None:
                     self.answered.add(rid)
                     if msg["method"] == "initialize":
                         self.version = result.get("protocolVersion")
@@ -123,6 +141,13 @@ class Front:
             sys.stderr.flush()
             return
         with self.lock:
+            if isinstance(msg, dict) and msg.get("method") == ACKNOWLEDGED:
+                params = msg.get("params")
+                meta = params.get("_meta") if isinstance(params, dict) else None
+                sid = json.dumps(meta.get(SUBSCRIPTION_KEY)) if isinstance(meta, dict) else ""
+                if sid in self.acknowledged:
+                    self.acknowledged.discard(sid)
+                    return
             if isinstance(msg, dict) and "id" in msg and "method" not in msg:
                 rid = json.dumps(msg["id"])
                 if rid in self.answered:
@@ -200,6 +225,7 @@ def _pump(sdk_out, front: Front) -> None:
 
 HANDSHAKE_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
 MODERN_VERSIONS = ("2026-07-28",)
+LISTEN_ALL = {"toolsListChanged": True, "promptsListChanged": True, "resourcesListChanged": True}
 SDK_SERVER = ("import sys; from causantic.config import load_settings; "
               "from causantic.mcp_server import serve; serve(load_settings(sys.argv[1]))")
 
@@ -208,15 +234,16 @@ def record(db_path: str = os.devnull) -> dict[str, dict]:
     """Ask the SDK server itself (no front) every cached question; the answers by key."""
     import subprocess
 
-    def session(messages: list[dict]) -> dict[int, dict]:
-        """Send messages to a fresh SDK server; its answers by id (stdin open until all came)."""
+    def session(messages: list[dict]) -> dict[int | str, dict]:
+        """Send messages to a fresh SDK server; its answers by id, a listen's acknowledgement
+        by the listen's id (stdin open until all came)."""
         proc = subprocess.Popen([sys.executable, "-c", SDK_SERVER, db_path], text=True,
                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE)
         assert proc.stdin is not None and proc.stdout is not None
         proc.stdin.write("".join(json.dumps(m) + "\n" for m in messages))
         proc.stdin.flush()
         wanted = {m["id"] for m in messages if "id" in m}
-        replies: dict[int, dict] = {}
+        replies: dict[int | str, dict] = {}
         while wanted - set(replies):
             line = proc.stdout.readline()
             if not line:
@@ -224,6 +251,10 @@ def record(db_path: str = os.devnull) -> dict[str, dict]:
             reply = json.loads(line)
             if "id" in reply:
                 replies[reply["id"]] = reply
+            elif reply.get("method") == ACKNOWLEDGED:
+                params = dict(reply["params"])
+                params["_meta"] = dict(params["_meta"])
+                replies[params["_meta"].pop(SUBSCRIPTION_KEY)] = {"result": params}
         proc.stdin.close()
         proc.wait(30)
         return replies
@@ -249,9 +280,12 @@ def record(db_path: str = os.devnull) -> dict[str, dict]:
                           "io.modelcontextprotocol/clientInfo": {"name": "causantic-record",
                                                                  "version": "0"}}}
         methods = ("server/discover", *lists)
-        by_id = session([request(i, m, meta) for i, m in enumerate(methods)])
+        by_id = session([request(i, m, meta) for i, m in enumerate(methods)]
+                        + [request("listen", LISTEN, {**meta, "notifications": LISTEN_ALL})])
         for i, method in enumerate(methods):
             out[f"{method} {version}"] = by_id[i]["result"]
+        out[f"{LISTEN} {version} {json.dumps(LISTEN_ALL, sort_keys=True)}"] = by_id["listen"][
+            "result"]
     return out
 
 

@@ -131,6 +131,15 @@ def test_modern_protocol_and_tool_calls_through_the_sdk(tmp_path: Path):
     try:
         found = client.ask("server-discover-probe-1", "server/discover", {"_meta": ENVELOPE})
         assert "2026-07-28" in found["result"]["supportedVersions"]
+        # Claude Code 2.1.3xx waits for this acknowledgement before it lists the tools.
+        wanted = {"toolsListChanged": True, "promptsListChanged": True,
+                  "resourcesListChanged": True}
+        client.send({"jsonrpc": "2.0", "id": "listen:0", "method": "subscriptions/listen",
+                     "params": {"_meta": ENVELOPE, "notifications": wanted}})
+        ack = client.read()
+        assert ack["method"] == "notifications/subscriptions/acknowledged"
+        assert ack["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"] == "listen:0"
+        assert ack["params"]["notifications"] == wanted
         tools = client.ask(1, "tools/list", {"_meta": ENVELOPE})["result"]["tools"]
         assert "recall" in {t["name"] for t in tools}
         call = client.ask(2, "tools/call", {"name": "stats", "arguments": {}, "_meta": ENVELOPE})
@@ -138,7 +147,7 @@ def test_modern_protocol_and_tool_calls_through_the_sdk(tmp_path: Path):
         unknown = client.ask(3, "no/such", {"_meta": ENVELOPE})
         assert unknown["error"]["code"] == -32601
         assert client.close() == 0
-        assert client.proc.stdout.read() == b""  # no second answer to 0 or 1
+        assert client.proc.stdout.read() == b""  # no second answer, no second acknowledgement
     finally:
         client.close()
 
