@@ -46,7 +46,9 @@ SUBSCRIPTION_KEY = "io.modelcontextprotocol/subscriptionId"
 
 
 def load_answers() -> dict[str, dict]:
-    """The recorded results, keyed "METHOD VERSION" (initialize: the client's offered version)."""
+    """The recorded results, keyed "METHOD VERSION" (initialize: the client's offered version;
+    subscriptions/listen: also the notifications asked for, and the value is the params of
+    its acknowledgement)."""
     from causantic.mcp_answers import ANSWERS_JSON
 
     return json.loads(ANSWERS_JSON)
