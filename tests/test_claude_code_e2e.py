@@ -306,6 +306,9 @@ def test_mcp_tools_are_ready_for_the_first_request_and_answer(world: World, run:
     names = [t.get("name") for t in first.get("tools") or []]
     whys = [(r.get("reply") or {}).get("why") for r in rows]
     assert "wait-for-mcp" not in whys, f"causantic was still connecting: {whys}"
+    body = json.dumps(first)
+    at = body.find("still connecting")
+    assert at < 0 or "causantic" not in body[at:at + 400], body[at:at + 400]
     if "mcp__causantic__search" not in names:
         assert "ToolSearch" in names and "mcp__causantic__search" in json.dumps(first), (
             "causantic's tools are neither in the first request nor listed as deferred")
