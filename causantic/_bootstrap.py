@@ -290,10 +290,44 @@ def cleanup(root, current):
             continue
 
 
+def hook_event(argv):
+    """The event of a `[--db PATH] hook EVENT` command line (Claude Code's hooks), or None."""
+    rest = argv[2:] if argv[:1] == ["--db"] else argv[1:] if argv[:1] and argv[0].startswith(
+        "--db=") else argv
+    return rest[1] if len(rest) >= 2 and rest[0] == "hook" else None
+
+
+def log_hook_problem(event, message):
+    """One line in the hook log (`<causantic home>/logs/hooks.log`); never raises.
+
+    A hook must exit 0 whatever happens (a failing hook shows up as an error in Claude Code),
+    so a hook started by an interpreter this archive cannot use says why here instead.
+    """
+    import time
+
+    home = os.environ.get("CAUSANTIC_HOME") or os.path.join(os.path.expanduser("~"), ".causantic")
+    logs = os.path.join(os.path.expanduser(home), "logs")
+    stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    try:
+        os.makedirs(logs, mode=0o700, exist_ok=True)
+        fd = os.open(os.path.join(logs, "hooks.log"), os.O_CREAT | os.O_WRONLY | os.O_APPEND,
+                     0o600)
+        try:
+            os.write(fd, f"{stamp} hook {event} not run: {message}\n".encode())
+        finally:
+            os.close(fd)
+    except OSError:
+        pass
+
+
 def main():
     """Check the interpreter, find or extract the payload, run the causantic CLI from it."""
     problem = unsupported()
     if problem:
+        event = hook_event(sys.argv[1:])
+        if event is not None:
+            log_hook_problem(event, problem)
+            return 0
         fail(problem)
     archive = os.path.dirname(os.path.abspath(__file__))
     digest = BUILD["hash"]

@@ -196,7 +196,7 @@ def cmd_reconstruct(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_serve_mcp(args: argparse.Namespace, settings: Settings) -> int:
-    from causantic.mcp_server import serve
+    from causantic.mcp_front import serve
 
     serve(settings)
     return 0

@@ -61,7 +61,7 @@ def write_config(home: Path, text: str) -> None:
 # -- session-start -------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("source", ["startup", "resume", "compact", "clear"])
+@pytest.mark.parametrize("source", ["startup", "resume", "clear"])
 def test_session_start_prints_a_marked_briefing_under_the_cap(shared_db: Path, source: str,
                                                               private_home: Path):
     payload = {"session_id": "00000000-0000-4000-8000-000000000000", "cwd": SPOTTER_CWD,
@@ -83,6 +83,36 @@ def test_session_start_skips_the_session_that_is_starting(shared_db: Path):
                          "SessionStart")
     title = context.splitlines()[1]
     assert "spotter" in title and SPOTTER_NEWEST[:8] not in title, title
+
+
+def test_after_compaction_the_briefing_is_of_the_current_session(shared_db: Path,
+                                                                  private_home: Path):
+    """SessionStart with source compact: the session goes on, so it is briefed on itself;
+    a session memory does not know gets nothing, never another session of the project."""
+    older = "fa812bfe"  # a spotter session before the newest
+    with open_store(shared_db, readonly=True) as store:
+        (sid,) = store.conn.execute("SELECT id FROM sessions WHERE id LIKE ?",
+                                    (older + "%",)).fetchone()
+    payload = {"session_id": sid, "cwd": SPOTTER_CWD, "source": "compact",
+               "hook_event_name": "SessionStart", "transcript_path": "/nowhere.jsonl"}
+    context = context_of(hook("session-start", json.dumps(payload), "--db", str(shared_db)),
+                         "SessionStart")
+    assert older in context.splitlines()[1] and SPOTTER_NEWEST[:8] not in context
+    unknown = dict(payload, session_id="00000000-0000-4000-8000-000000000000")
+    proc = hook("session-start", json.dumps(unknown), "--db", str(shared_db))
+    assert proc.returncode == 0 and proc.stdout == b""
+    entry = status_of(private_home)["session-start"]
+    assert entry["success"] and entry["details"]["briefing"] == "nothing for this project"
+
+
+def test_after_compaction_the_current_transcript_is_ingested_first(transcripts: Path,
+                                                                  private_home: Path):
+    """The pre-compact worker may not have finished: the hook ingests the transcript itself."""
+    path = transcripts / f"{SESSION_1}.jsonl"
+    payload = {"session_id": SESSION_1, "cwd": "/home/dev/acme-api", "source": "compact",
+               "hook_event_name": "SessionStart", "transcript_path": str(path)}
+    context = context_of(hook("session-start", json.dumps(payload)), "SessionStart")
+    assert SESSION_1[:8] in context.splitlines()[1]
 
 
 def test_session_start_names_the_active_topics(shared_db_copy: Path):
@@ -188,7 +218,7 @@ STDIN_VARIANTS = {
 
 
 @pytest.mark.parametrize("event", ["session-start", "user-prompt-submit", "pre-compact",
-                                   "session-end"])
+                                   "session-end", "subagent-stop"])
 @pytest.mark.parametrize("variant", sorted(STDIN_VARIANTS))
 def test_bad_stdin_is_harmless(event: str, variant: str, shared_db: Path):
     """Whatever arrives on stdin: exit 0, nothing or valid JSON on stdout, nothing on stderr."""
@@ -249,11 +279,48 @@ def test_background_ingest_returns_at_once_and_ingests(event: str, extra: dict,
     assert log.stat().st_mode & 0o777 == 0o600
 
 
-def test_a_missing_transcript_is_recorded_not_raised(private_home: Path):
+def test_a_transcript_that_never_existed_is_a_skip(private_home: Path):
+    """`claude mcp list` fires SessionEnd for a session that wrote no transcript: recorded as
+    a skip, so neither hook-status nor doctor reports a failure."""
     proc = hook("session-end", json.dumps({"session_id": "s", "transcript_path": "/gone.jsonl"}))
+    assert proc.returncode == 0 and proc.stdout == b"" and proc.stderr == b""
+    entry = status_of(private_home)["session-end"]
+    assert entry["success"] is True and entry.get("failures", 0) == 0
+    assert entry["details"]["skipped"] == "no transcript at /gone.jsonl"
+    doctor = subprocess.run([PYTHON, "-m", "causantic", "doctor"], capture_output=True, text=True,
+                            timeout=60)
+    assert "last runs succeeded (session-end)" in doctor.stdout
+    assert "session-end run failed" not in doctor.stdout
+
+
+def test_a_missing_transcript_path_is_recorded_not_raised(private_home: Path):
+    proc = hook("session-end", json.dumps({"session_id": "s"}))
     assert proc.returncode == 0 and proc.stdout == b""
     entry = status_of(private_home)["session-end"]
-    assert entry["success"] is False and "transcript not found" in entry["error"]
+    assert entry["success"] is False and "no transcript_path" in entry["error"]
+
+
+def test_subagent_stop_ingests_the_sub_agent_transcript(tmp_path: Path, private_home: Path):
+    """SubagentStop names the finished sub-agent's transcript: it is ingested with the parent
+    (here in the older layout, beside the session file rather than under <session>/)."""
+    folder = private_home / ".claude" / "projects" / "-home-dev-acme-api"
+    folder.mkdir(parents=True)
+    parent = folder / f"{SESSION_1}.jsonl"
+    shutil.copy(SAMPLES / "-home-dev-acme-api" / parent.name, parent)
+    agent = folder / "agent-a1b2c3d.jsonl"
+    shutil.copy(SAMPLES / "-home-dev-acme-api" / SESSION_1 / "subagents" / agent.name, agent)
+    payload = {"session_id": SESSION_1, "transcript_path": str(parent), "cwd": "/home/dev/acme-api",
+               "hook_event_name": "SubagentStop", "stop_hook_active": False,
+               "agent_id": "a1b2c3d", "agent_type": "general-purpose",
+               "agent_transcript_path": str(agent), "last_assistant_message": "done"}
+    proc = hook("subagent-stop", json.dumps(payload))
+    assert proc.returncode == 0 and proc.stdout == b"" and proc.stderr == b""
+    entry = wait_for(lambda: status_of(private_home).get("subagent-stop"), "the worker")
+    assert entry["success"], entry
+    with open_store(private_home / ".causantic" / "memory.db", readonly=True) as store:
+        agents = {a for (a,) in store.conn.execute(
+            "SELECT DISTINCT agent_id FROM chunks WHERE session_id = ?", (SESSION_1,))}
+    assert agents == {"", "a1b2c3d"}
 
 
 def test_workers_for_one_file_never_pile_up(transcripts: Path, private_home: Path):

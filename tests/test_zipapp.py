@@ -498,6 +498,24 @@ def test_another_python_version_gets_one_line_naming_the_build(archive: Path, wa
     assert "built for CPython 3.99" in line and "python3.99" in line
 
 
+def test_a_hook_on_the_wrong_interpreter_exits_0_with_one_line_in_the_hook_log(
+        archive: Path, warm: Path, snapshot: Path, tmp_path: Path):
+    """A hook must never fail Claude Code: the version check speaks in the hook log instead."""
+    mine = f"'python': [{sys.version_info[0]}, {sys.version_info[1]}]"
+    fake = _tampered(archive, snapshot, tmp_path / "causantic.pyz", mine, "'python': [3, 99]")
+    home = tmp_path / "causantic-home"
+    env = env_for(warm, CAUSANTIC_HOME=str(home))
+    for args in (["hook", "session-start"], ["--db", str(tmp_path / "m.db"), "hook", "session-end"]):
+        proc = run_pyz(fake, *args, cache=warm, env=env, input='{"session_id": "s"}')
+        assert proc.returncode == 0 and proc.stdout == "" and proc.stderr == ""
+    lines = (home / "logs" / "hooks.log").read_text().splitlines()
+    assert len(lines) == 2 and "hook session-start not run: " in lines[0]
+    assert "hook session-end not run: " in lines[1] and "built for CPython 3.99" in lines[1]
+    assert (home / "logs" / "hooks.log").stat().st_mode & 0o777 == 0o600
+    line = one_line_error(run_pyz(fake, "stats", cache=warm, env=env))  # not a hook: exit 1
+    assert "built for CPython 3.99" in line
+
+
 def test_another_platform_gets_one_line_naming_the_build(archive: Path, warm: Path,
                                                          snapshot: Path, tmp_path: Path):
     arch = os.uname().machine

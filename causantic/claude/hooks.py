@@ -1,4 +1,4 @@
-"""Claude Code hook handlers: `causantic hook session-start|user-prompt-submit|pre-compact|session-end`.
+"""Claude Code hook handlers: `causantic hook session-start|user-prompt-submit|pre-compact|session-end|subagent-stop`.
 
 Contract (see ../shared/reference/claude-code-integration.md):
 
@@ -12,13 +12,21 @@ Contract (see ../shared/reference/claude-code-integration.md):
   for Claude Code versions that report a hook error on JSON from SessionStart) holding a
   briefing on the session's project, at most `session_start_chars` characters including
   the `<causantic-memory>` marker that keeps our own ingest from reading it back. Pure SQL:
-  this path imports neither numpy, onnxruntime nor mcp.
+  this path imports neither numpy, onnxruntime nor mcp. After a compaction (source
+  `compact`) the briefing is of the *current* session, never another one: its transcript is
+  ingested first (waiting up to `COMPACT_WAIT_S` for the pre-compact worker), and nothing is
+  printed when the session is still not in memory.
 - pre-compact and session-end start a detached background worker (`hook ingest-worker`) that
   ingests the transcript and its sub-agent files, then embeds new chunks when the model is
   available, and return at once. Per transcript file at most one worker ingests and one
   waits (two `flock`s under `<home>/locks/`): a third arrival skips, because the waiting
   worker starts after the running one and will read everything written by then. Embedding
   follows the same rule for the whole store (one embeds, one waits), which bounds memory.
+  A transcript that does not exist (`claude mcp list` ends a session that never wrote one)
+  is recorded as a skip, not a failure.
+- subagent-stop does the same for a sub-agent that finished (they run in the background in
+  recent Claude Code versions, so the parent's session-end can come first): the parent
+  transcript, its `<session>/subagents/` folder and the hook's `agent_transcript_path`.
 - user-prompt-submit is off unless `[hooks] user_prompt_submit = true`; then it injects a
   keyword recall of at most `prompt_chars` characters, only for strong matches (see
   `causantic.retrieval.prompt`).
@@ -41,17 +49,20 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing on the h
 if TYPE_CHECKING:
     from typing import Any
 
-EVENTS = ("session-start", "user-prompt-submit", "pre-compact", "session-end")
+EVENTS = ("session-start", "user-prompt-submit", "pre-compact", "session-end", "subagent-stop")
 EVENT_NAMES = {
     "session-start": "SessionStart",
     "user-prompt-submit": "UserPromptSubmit",
     "pre-compact": "PreCompact",
     "session-end": "SessionEnd",
+    "subagent-stop": "SubagentStop",
 }
 MAX_STDIN_BYTES = 8 << 20
 STDIN_TIMEOUT_S = 2.0
 #: How long a queued background ingest waits for the running one before giving up.
 WORKER_WAIT_S = 600.0
+#: How long the briefing after a compaction waits for the pre-compact worker's ingest.
+COMPACT_WAIT_S = 5.0
 SHORTENED = "\n[… briefing shortened to fit]"
 
 
@@ -152,13 +163,19 @@ def session_start(payload: dict[str, Any], settings: Settings) -> HookResult:
     cwd = _str(payload.get("cwd")) or os.getcwd()
     project = project_for_cwd(cwd).name
     result = HookResult(project=project, session_id=session_id or None)
-    result.details["source"] = _str(payload.get("source")) or "unknown"
+    source = result.details["source"] = _str(payload.get("source")) or "unknown"
+    compacted = source == "compact"
+    if compacted and session_id:
+        _ingest_current(settings, _str(payload.get("transcript_path")), session_id)
     if not settings.db_path.exists():
         result.details["briefing"] = "no memory yet"
         return result
     cap = min(settings.session_start_chars, HARD_INJECTION_CAP)
     room = cap - len(wrap_memory("", "briefing"))
-    result.project, text = _briefing(settings, cwd, session_id, room)
+    if compacted and not session_id:
+        text = ""
+    else:  # after compaction the session goes on: brief it on itself, never on another
+        result.project, text = _briefing(settings, cwd, session_id, room, current=compacted)
     if not text:
         result.details["briefing"] = "nothing for this project"
         return result
@@ -178,8 +195,14 @@ def session_start(payload: dict[str, Any], settings: Settings) -> HookResult:
 MORE = "\n\n(More from memory: the causantic MCP tools search, recall, predict, reconstruct.)"
 
 
-def _briefing(settings: Settings, cwd: str, session_id: str, max_chars: int) -> tuple[str, str]:
-    """(the project of `cwd`, its briefing text or '' when memory holds nothing of it)."""
+def _briefing(settings: Settings, cwd: str, session_id: str, max_chars: int,
+              current: bool = False) -> tuple[str, str]:
+    """(the project of `cwd` as memory knows it, its briefing text or '' when memory holds
+    nothing of it).
+
+    With `current`, the briefing is of session `session_id` itself (in the project memory
+    files it under), or '' when that session is not in memory.
+    """
     from causantic.retrieval.projects import project_at
     from causantic.retrieval.reconstruct import briefing
     from causantic.store import open_store
@@ -187,6 +210,11 @@ def _briefing(settings: Settings, cwd: str, session_id: str, max_chars: int) -> 
     with open_store(settings.db_path, readonly=True) as store:
         conn = store.conn
         project = project_at(conn, cwd)
+        if current:
+            row = conn.execute("SELECT project FROM sessions WHERE id = ?", (session_id,)).fetchone()
+            if row is None:
+                return project, ""
+            project = row[0]
         if conn.execute("SELECT 1 FROM chunks WHERE project = ? LIMIT 1", (project,)).fetchone() is None:
             from causantic.memory.briefing import briefing_block  # remembered before any session
 
@@ -202,9 +230,11 @@ def _briefing(settings: Settings, cwd: str, session_id: str, max_chars: int) -> 
 
         memories = briefing_block(conn, project, max_chars // 3)
         memories = memories + "\n\n" if memories else ""
-        text = briefing(conn, project,
-                        max_chars=max_chars - len(MORE) - len(topics) - len(memories),
-                        exclude_session=session_id or None).strip()
+        room = max_chars - len(MORE) - len(topics) - len(memories)
+        if current:
+            text = briefing(conn, project, max_chars=room, session=session_id).strip()
+        else:
+            text = briefing(conn, project, max_chars=room, exclude_session=session_id or None).strip()
     if not text and not memories:
         return project, ""
     if text and memories:
@@ -219,6 +249,21 @@ def _has_topics(conn: Any) -> bool:
         return conn.execute("SELECT 1 FROM topic_members LIMIT 1").fetchone() is not None
     except apsw.SQLError:  # a database from before topics existed
         return False
+
+
+def _ingest_current(settings: Settings, transcript: str, session_id: str) -> None:
+    """Ingest the current session's transcript now, after the pre-compact worker if it runs."""
+    if not transcript:
+        return
+    path = Path(os.path.expanduser(transcript)).absolute()
+    if not path.is_file():
+        return
+    from causantic.claude.fsutil import file_lock
+
+    lock = _ingest_lock(settings, path)
+    with file_lock(lock.with_name(lock.name + ".running"), timeout=COMPACT_WAIT_S) as held:
+        if held:  # else the worker is still at it: brief from what is stored already
+            _ingest(settings, path, session_id)
 
 
 def clip(text: str, max_chars: int) -> str:
@@ -281,15 +326,19 @@ def user_prompt_submit(payload: dict[str, Any], settings: Settings) -> HookResul
 # -- pre-compact / session-end: detached background ingest --------------------------------
 
 
-def background_ingest(payload: dict[str, Any], settings: Settings, event: str) -> HookResult:
+def background_ingest(payload: dict[str, Any], settings: Settings, event: str,
+                      also: Path | None = None) -> HookResult:
     """Start a detached worker that ingests the transcript; return without waiting for it."""
     raw = _str(payload.get("transcript_path"))
     if not raw:
         raise HookInputError("the hook input has no transcript_path")
     path = Path(os.path.expanduser(raw)).absolute()
     if not path.is_file():
-        raise HookInputError(f"transcript not found: {path}")
-    argv = worker_command(settings, event, path, _str(payload.get("session_id")))
+        if also is not None and also.is_file():
+            path, also = also, None
+        else:  # e.g. `claude mcp list`: a session that ended without writing a transcript
+            return HookResult(details={"skipped": f"no transcript at {path}"})
+    argv = worker_command(settings, event, path, _str(payload.get("session_id")), also)
     spawn_detached(argv, status.log_path(settings.home))
     # The worker records the outcome under this hook's name when it finishes.
     return HookResult(record=False)
@@ -305,14 +354,24 @@ def session_end(payload: dict[str, Any], settings: Settings) -> HookResult:
     return background_ingest(payload, settings, "session-end")
 
 
-def worker_command(settings: Settings, event: str, path: Path, session_id: str) -> list[str]:
-    """The command line of the background worker for one transcript."""
+def subagent_stop(payload: dict[str, Any], settings: Settings) -> HookResult:
+    """SubagentStop: ingest the sub-agent's transcript with its parent's, in the background."""
+    raw = _str(payload.get("agent_transcript_path"))
+    agent = Path(os.path.expanduser(raw)).absolute() if raw else None
+    return background_ingest(payload, settings, "subagent-stop", agent)
+
+
+def worker_command(settings: Settings, event: str, path: Path, session_id: str,
+                   also: Path | None = None) -> list[str]:
+    """The command line of the background worker for one transcript (and one more file)."""
     from causantic.claude.launcher import self_command
 
     argv = self_command() + ["--db", str(settings.db_path), "hook", "ingest-worker",
                              "--event", event]
     if session_id:
         argv += ["--session", session_id]
+    if also is not None:
+        argv += ["--also", str(also)]
     return argv + ["--", str(path)]
 
 
@@ -354,13 +413,14 @@ def worker_main(argv: list[str], db: str | None) -> int:
     parser = argparse.ArgumentParser(prog="causantic hook ingest-worker")
     parser.add_argument("--event", default="session-end")
     parser.add_argument("--session", default="")
+    parser.add_argument("--also", type=Path, help="one more transcript (a sub-agent's)")
     parser.add_argument("path")
     args = parser.parse_args(argv)
     started = time.perf_counter()
     settings: Settings | None = None
     try:
         settings = load_settings(db)
-        outcome = ingest_locked(settings, Path(args.path), args.session)
+        outcome = ingest_locked(settings, Path(args.path), args.session, args.also)
         if outcome is not None:
             project = outcome.pop("project", None)
             status.record(settings.home, args.event, success=True,
@@ -372,7 +432,8 @@ def worker_main(argv: list[str], db: str | None) -> int:
     return 0
 
 
-def ingest_locked(settings: Settings, path: Path, session_id: str = "") -> dict[str, Any] | None:
+def ingest_locked(settings: Settings, path: Path, session_id: str = "",
+                  also: Path | None = None) -> dict[str, Any] | None:
     """Ingest one transcript (and its sub-agent folder), then embed what has no vectors yet.
 
     Both steps let one worker run and one wait (per transcript for ingest, one for the whole
@@ -384,17 +445,22 @@ def ingest_locked(settings: Settings, path: Path, session_id: str = "") -> dict[
     ------
     TimeoutError : the running worker held a step for longer than WORKER_WAIT_S.
     """
+    out = _one_running_one_waiting(_ingest_lock(settings, path),
+                                   lambda: _ingest(settings, path, session_id, also))
+    if out is None:
+        return None
+    vectors = _one_running_one_waiting(settings.home / "locks" / "embed",
+                                       lambda: _embed_pending(settings))
+    out["vectors"] = "queued behind another worker" if vectors is None else vectors
+    return out
+
+
+def _ingest_lock(settings: Settings, path: Path) -> Path:
+    """The lock name (without .running/.queued) for ingesting one transcript file."""
     import hashlib
 
     key = hashlib.sha1(str(path.resolve()).encode()).hexdigest()[:16]
-    locks = settings.home / "locks"
-    out = _one_running_one_waiting(locks / f"ingest-{key}", lambda: _ingest(settings, path,
-                                                                          session_id))
-    if out is None:
-        return None
-    vectors = _one_running_one_waiting(locks / "embed", lambda: _embed_pending(settings))
-    out["vectors"] = "queued behind another worker" if vectors is None else vectors
-    return out
+    return settings.home / "locks" / f"ingest-{key}"
 
 
 def _one_running_one_waiting(lock: Path, step):  # type: ignore[no-untyped-def]
@@ -415,13 +481,16 @@ def _one_running_one_waiting(lock: Path, step):  # type: ignore[no-untyped-def]
             return step()
 
 
-def _ingest(settings: Settings, path: Path, session_id: str) -> dict[str, Any]:
+def _ingest(settings: Settings, path: Path, session_id: str,
+            also: Path | None = None) -> dict[str, Any]:
     from causantic.pipeline import run_ingest
 
     paths = [path]
     folder = path.with_suffix("")  # `<session>/subagents/agent-*.jsonl` live beside the file
     if folder.is_dir():
         paths.append(folder)
+    if also is not None and also.is_file() and folder not in also.parents:
+        paths.append(also)
     report = run_ingest(settings, paths)
     out: dict[str, Any] = {
         "chunks": report.chunks_added,
@@ -468,6 +537,7 @@ HANDLERS = {
     "user-prompt-submit": user_prompt_submit,
     "pre-compact": pre_compact,
     "session-end": session_end,
+    "subagent-stop": subagent_stop,
 }
 
 

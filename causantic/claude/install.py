@@ -9,6 +9,7 @@ What install writes (nothing else in either file changes):
       SessionStart      matcher "startup|resume|clear|compact"  … hook session-start       10 s
       PreCompact        (all: manual and auto)                  … hook pre-compact         30 s
       SessionEnd        (all reasons)                           … hook session-end         10 s
+      SubagentStop      (all agent types)                       … hook subagent-stop       10 s
       UserPromptSubmit  only with [hooks] user_prompt_submit    … hook user-prompt-submit   5 s
 
   The command is `<abs python> -S <abs causantic.pyz> hook <event>` when running from the
@@ -59,6 +60,7 @@ HOOK_SPECS = (
     HookSpec("SessionStart", "session-start", SESSION_START_MATCHER, 10),
     HookSpec("PreCompact", "pre-compact", None, 30),
     HookSpec("SessionEnd", "session-end", None, 10),
+    HookSpec("SubagentStop", "subagent-stop", None, 10),
     HookSpec("UserPromptSubmit", "user-prompt-submit", None, 5),
 )
 OUR_COMMANDS = frozenset(s.command for s in HOOK_SPECS)
