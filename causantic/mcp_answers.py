@@ -228,7 +228,7 @@ ANSWERS_JSON = r'''{
         }
        ],
        "default": null,
-       "description": "Only this project (names from list-projects); omit for all projects.",
+       "description": "Only this project: a name from list-projects, a worktree folder name, or a path inside it (\".\" = the current one); omit for all projects.",
        "title": "Project"
       },
       "query": {
@@ -290,7 +290,7 @@ ANSWERS_JSON = r'''{
         }
        ],
        "default": null,
-       "description": "Only this project (names from list-projects); omit for all projects.",
+       "description": "Only this project: a name from list-projects, a worktree folder name, or a path inside it (\".\" = the current one); omit for all projects.",
        "title": "Project"
       },
       "query": {
@@ -358,7 +358,7 @@ ANSWERS_JSON = r'''{
         }
        ],
        "default": null,
-       "description": "Only this project (names from list-projects); omit for all projects.",
+       "description": "Only this project: a name from list-projects, a worktree folder name, or a path inside it (\".\" = the current one); omit for all projects.",
        "title": "Project"
       }
      },
@@ -454,7 +454,7 @@ ANSWERS_JSON = r'''{
        "type": "boolean"
       },
       "project": {
-       "description": "Project name (see list-projects).",
+       "description": "Project name (see list-projects), worktree folder name or path.",
        "minLength": 1,
        "title": "Project",
        "type": "string"
@@ -545,7 +545,7 @@ ANSWERS_JSON = r'''{
        "type": "integer"
       },
       "project": {
-       "description": "Project name (see list-projects).",
+       "description": "Project name (see list-projects), worktree folder name or path.",
        "minLength": 1,
        "title": "Project",
        "type": "string"
@@ -604,7 +604,7 @@ ANSWERS_JSON = r'''{
         }
        ],
        "default": null,
-       "description": "Only this project (names from list-projects); omit for all projects.",
+       "description": "Only this project: a name from list-projects, a worktree folder name, or a path inside it (\".\" = the current one); omit for all projects.",
        "title": "Project"
       },
       "topic_id": {
@@ -672,6 +672,19 @@ ANSWERS_JSON = r'''{
        "title": "Dry Run",
        "type": "boolean"
       },
+      "memory_id": {
+       "anyOf": [
+        {
+         "type": "string"
+        },
+        {
+         "type": "null"
+        }
+       ],
+       "default": null,
+       "description": "Forget this remembered observation (id from search/memories) instead.",
+       "title": "Memory Id"
+      },
       "project": {
        "anyOf": [
         {
@@ -682,7 +695,7 @@ ANSWERS_JSON = r'''{
         }
        ],
        "default": null,
-       "description": "Only this project (names from list-projects); omit for all projects.",
+       "description": "Only this project: a name from list-projects, a worktree folder name, or a path inside it (\".\" = the current one); omit for all projects.",
        "title": "Project"
       },
       "query": {
@@ -740,6 +753,246 @@ ANSWERS_JSON = r'''{
      "type": "object"
     },
     "name": "hook-status"
+   },
+   {
+    "_meta": {
+     "anthropic/maxResultSizeChars": 100000
+    },
+    "annotations": {
+     "destructiveHint": false,
+     "idempotentHint": false,
+     "openWorldHint": false,
+     "readOnlyHint": false
+    },
+    "description": "Remember something for future sessions: a user's standing instruction (\"always use pnpm\"), a decision and its reason, a hard-won fix, or an insight/procedure you drew after `reflect`. Stored locally, shown in session briefings and in search results. An exact repeat is counted, not duplicated.",
+    "inputSchema": {
+     "properties": {
+      "cites": {
+       "anyOf": [
+        {
+         "items": {
+          "type": "string"
+         },
+         "type": "array"
+        },
+        {
+         "type": "null"
+        }
+       ],
+       "default": null,
+       "description": "Chunk ids the statement rests on (from search/reflect).",
+       "title": "Cites"
+      },
+      "content": {
+       "description": "One self-contained statement to remember.",
+       "maxLength": 4000,
+       "minLength": 1,
+       "title": "Content",
+       "type": "string"
+      },
+      "importance": {
+       "anyOf": [
+        {
+         "maximum": 10,
+         "minimum": 1,
+         "type": "number"
+        },
+        {
+         "type": "null"
+        }
+       ],
+       "default": null,
+       "description": "Override the type's default importance (instruction 10 ... tool_output 3).",
+       "title": "Importance"
+      },
+      "observation_type": {
+       "default": "general",
+       "description": "instruction (a standing rule from the user), decision, error (and its fix), insight / procedure (your synthesis after reflect), code_change, test_result, general, tool_output",
+       "enum": [
+        "instruction",
+        "error",
+        "decision",
+        "code_change",
+        "insight",
+        "procedure",
+        "test_result",
+        "general",
+        "tool_output"
+       ],
+       "title": "Observation Type",
+       "type": "string"
+      },
+      "project": {
+       "anyOf": [
+        {
+         "type": "string"
+        },
+        {
+         "type": "null"
+        }
+       ],
+       "default": null,
+       "description": "The project it applies to (see list-projects); omit for every project.",
+       "title": "Project"
+      }
+     },
+     "required": [
+      "content"
+     ],
+     "title": "observeArguments",
+     "type": "object"
+    },
+    "name": "observe"
+   },
+   {
+    "_meta": {
+     "anthropic/maxResultSizeChars": 100000
+    },
+    "annotations": {
+     "openWorldHint": false,
+     "readOnlyHint": true
+    },
+    "description": "List remembered observations (instructions, decisions, fixes, insights), most important first, with ids for feedback and forget.",
+    "inputSchema": {
+     "properties": {
+      "limit": {
+       "default": 30,
+       "description": "Most memories to list.",
+       "maximum": 200,
+       "minimum": 1,
+       "title": "Limit",
+       "type": "integer"
+      },
+      "observation_type": {
+       "anyOf": [
+        {
+         "enum": [
+          "instruction",
+          "error",
+          "decision",
+          "code_change",
+          "insight",
+          "procedure",
+          "test_result",
+          "general",
+          "tool_output"
+         ],
+         "type": "string"
+        },
+        {
+         "type": "null"
+        }
+       ],
+       "default": null,
+       "description": "Only this type.",
+       "title": "Observation Type"
+      },
+      "project": {
+       "anyOf": [
+        {
+         "type": "string"
+        },
+        {
+         "type": "null"
+        }
+       ],
+       "default": null,
+       "description": "Only this project (plus global ones).",
+       "title": "Project"
+      }
+     },
+     "title": "memoriesArguments",
+     "type": "object"
+    },
+    "name": "memories"
+   },
+   {
+    "_meta": {
+     "anthropic/maxResultSizeChars": 100000
+    },
+    "annotations": {
+     "destructiveHint": false,
+     "idempotentHint": false,
+     "openWorldHint": false,
+     "readOnlyHint": false
+    },
+    "description": "Tell memory whether a remembered observation helped (raises its importance) or was wrong/outdated (lowers it). Effective importance = base + 0.5 x (helpful - harmful); it does not make the memory look recent.",
+    "inputSchema": {
+     "properties": {
+      "helpful": {
+       "description": "true if it helped, false if wrong or harmful.",
+       "title": "Helpful",
+       "type": "boolean"
+      },
+      "memory_id": {
+       "description": "The memory's id (mem_...).",
+       "minLength": 4,
+       "title": "Memory Id",
+       "type": "string"
+      },
+      "reason": {
+       "anyOf": [
+        {
+         "type": "string"
+        },
+        {
+         "type": "null"
+        }
+       ],
+       "default": null,
+       "description": "Why, in a few words.",
+       "title": "Reason"
+      }
+     },
+     "required": [
+      "memory_id",
+      "helpful"
+     ],
+     "title": "feedbackArguments",
+     "type": "object"
+    },
+    "name": "feedback"
+   },
+   {
+    "_meta": {
+     "anthropic/maxResultSizeChars": 100000
+    },
+    "annotations": {
+     "destructiveHint": false,
+     "idempotentHint": false,
+     "openWorldHint": false,
+     "readOnlyHint": false
+    },
+    "description": "Reflect on a project's recent observations: returns guiding questions and evidence groups (topics, recent errors and fixes, repeated items). Answer them yourself and save each conclusion with observe(observation_type=\"insight\" or \"procedure\", cites=[chunk ids]). Use when the session briefing says reflection is due.",
+    "inputSchema": {
+     "properties": {
+      "focus": {
+       "anyOf": [
+        {
+         "type": "string"
+        },
+        {
+         "type": "null"
+        }
+       ],
+       "default": null,
+       "description": "Only observations about this.",
+       "title": "Focus"
+      },
+      "project": {
+       "description": "Project name (see list-projects).",
+       "minLength": 1,
+       "title": "Project",
+       "type": "string"
+      }
+     },
+     "required": [
+      "project"
+     ],
+     "title": "reflectArguments",
+     "type": "object"
+    },
+    "name": "reflect"
    }
   ]
  },
@@ -800,7 +1053,7 @@ ANSWERS_JSON = r'''{
         }
        ],
        "default": null,
-       "description": "Only this project (names from list-projects); omit for all projects.",
+       "description": "Only this project: a name from list-projects, a worktree folder name, or a path inside it (\".\" = the current one); omit for all projects.",
        "title": "Project"
       },
       "query": {
@@ -862,7 +1115,7 @@ ANSWERS_JSON = r'''{
         }
        ],
        "default": null,
-       "description": "Only this project (names from list-projects); omit for all projects.",
+       "description": "Only this project: a name from list-projects, a worktree folder name, or a path inside it (\".\" = the current one); omit for all projects.",
        "title": "Project"
       },
       "query": {
@@ -930,7 +1183,7 @@ ANSWERS_JSON = r'''{
         }
        ],
        "default": null,
-       "description": "Only this project (names from list-projects); omit for all projects.",
+       "description": "Only this project: a name from list-projects, a worktree folder name, or a path inside it (\".\" = the current one); omit for all projects.",
        "title": "Project"
       }
      },
@@ -1026,7 +1279,7 @@ ANSWERS_JSON = r'''{
        "type": "boolean"
       },
       "project": {
-       "description": "Project name (see list-projects).",
+       "description": "Project name (see list-projects), worktree folder name or path.",
        "minLength": 1,
        "title": "Project",
        "type": "string"
@@ -1117,7 +1370,7 @@ ANSWERS_JSON = r'''{
        "type": "integer"
       },
       "project": {
-       "description": "Project name (see list-projects).",
+       "description": "Project name (see list-projects), worktree folder name or path.",
        "minLength": 1,
        "title": "Project",
        "type": "string"
@@ -1176,7 +1429,7 @@ ANSWERS_JSON = r'''{
         }
        ],
        "default": null,
-       "description": "Only this project (names from list-projects); omit for all projects.",
+       "description": "Only this project: a name from list-projects, a worktree folder name, or a path inside it (\".\" = the current one); omit for all projects.",
        "title": "Project"
       },
       "topic_id": {
@@ -1244,6 +1497,19 @@ ANSWERS_JSON = r'''{
        "title": "Dry Run",
        "type": "boolean"
       },
+      "memory_id": {
+       "anyOf": [
+        {
+         "type": "string"
+        },
+        {
+         "type": "null"
+        }
+       ],
+       "default": null,
+       "description": "Forget this remembered observation (id from search/memories) instead.",
+       "title": "Memory Id"
+      },
       "project": {
        "anyOf": [
         {
@@ -1254,7 +1520,7 @@ ANSWERS_JSON = r'''{
         }
        ],
        "default": null,
-       "description": "Only this project (names from list-projects); omit for all projects.",
+       "description": "Only this project: a name from list-projects, a worktree folder name, or a path inside it (\".\" = the current one); omit for all projects.",
        "title": "Project"
       },
       "query": {
@@ -1312,6 +1578,246 @@ ANSWERS_JSON = r'''{
      "type": "object"
     },
     "name": "hook-status"
+   },
+   {
+    "_meta": {
+     "anthropic/maxResultSizeChars": 100000
+    },
+    "annotations": {
+     "destructiveHint": false,
+     "idempotentHint": false,
+     "openWorldHint": false,
+     "readOnlyHint": false
+    },
+    "description": "Remember something for future sessions: a user's standing instruction (\"always use pnpm\"), a decision and its reason, a hard-won fix, or an insight/procedure you drew after `reflect`. Stored locally, shown in session briefings and in search results. An exact repeat is counted, not duplicated.",
+    "inputSchema": {
+     "properties": {
+      "cites": {
+       "anyOf": [
+        {
+         "items": {
+          "type": "string"
+         },
+         "type": "array"
+        },
+        {
+         "type": "null"
+        }
+       ],
+       "default": null,
+       "description": "Chunk ids the statement rests on (from search/reflect).",
+       "title": "Cites"
+      },
+      "content": {
+       "description": "One self-contained statement to remember.",
+       "maxLength": 4000,
+       "minLength": 1,
+       "title": "Content",
+       "type": "string"
+      },
+      "importance": {
+       "anyOf": [
+        {
+         "maximum": 10,
+         "minimum": 1,
+         "type": "number"
+        },
+        {
+         "type": "null"
+        }
+       ],
+       "default": null,
+       "description": "Override the type's default importance (instruction 10 ... tool_output 3).",
+       "title": "Importance"
+      },
+      "observation_type": {
+       "default": "general",
+       "description": "instruction (a standing rule from the user), decision, error (and its fix), insight / procedure (your synthesis after reflect), code_change, test_result, general, tool_output",
+       "enum": [
+        "instruction",
+        "error",
+        "decision",
+        "code_change",
+        "insight",
+        "procedure",
+        "test_result",
+        "general",
+        "tool_output"
+       ],
+       "title": "Observation Type",
+       "type": "string"
+      },
+      "project": {
+       "anyOf": [
+        {
+         "type": "string"
+        },
+        {
+         "type": "null"
+        }
+       ],
+       "default": null,
+       "description": "The project it applies to (see list-projects); omit for every project.",
+       "title": "Project"
+      }
+     },
+     "required": [
+      "content"
+     ],
+     "title": "observeArguments",
+     "type": "object"
+    },
+    "name": "observe"
+   },
+   {
+    "_meta": {
+     "anthropic/maxResultSizeChars": 100000
+    },
+    "annotations": {
+     "openWorldHint": false,
+     "readOnlyHint": true
+    },
+    "description": "List remembered observations (instructions, decisions, fixes, insights), most important first, with ids for feedback and forget.",
+    "inputSchema": {
+     "properties": {
+      "limit": {
+       "default": 30,
+       "description": "Most memories to list.",
+       "maximum": 200,
+       "minimum": 1,
+       "title": "Limit",
+       "type": "integer"
+      },
+      "observation_type": {
+       "anyOf": [
+        {
+         "enum": [
+          "instruction",
+          "error",
+          "decision",
+          "code_change",
+          "insight",
+          "procedure",
+          "test_result",
+          "general",
+          "tool_output"
+         ],
+         "type": "string"
+        },
+        {
+         "type": "null"
+        }
+       ],
+       "default": null,
+       "description": "Only this type.",
+       "title": "Observation Type"
+      },
+      "project": {
+       "anyOf": [
+        {
+         "type": "string"
+        },
+        {
+         "type": "null"
+        }
+       ],
+       "default": null,
+       "description": "Only this project (plus global ones).",
+       "title": "Project"
+      }
+     },
+     "title": "memoriesArguments",
+     "type": "object"
+    },
+    "name": "memories"
+   },
+   {
+    "_meta": {
+     "anthropic/maxResultSizeChars": 100000
+    },
+    "annotations": {
+     "destructiveHint": false,
+     "idempotentHint": false,
+     "openWorldHint": false,
+     "readOnlyHint": false
+    },
+    "description": "Tell memory whether a remembered observation helped (raises its importance) or was wrong/outdated (lowers it). Effective importance = base + 0.5 x (helpful - harmful); it does not make the memory look recent.",
+    "inputSchema": {
+     "properties": {
+      "helpful": {
+       "description": "true if it helped, false if wrong or harmful.",
+       "title": "Helpful",
+       "type": "boolean"
+      },
+      "memory_id": {
+       "description": "The memory's id (mem_...).",
+       "minLength": 4,
+       "title": "Memory Id",
+       "type": "string"
+      },
+      "reason": {
+       "anyOf": [
+        {
+         "type": "string"
+        },
+        {
+         "type": "null"
+        }
+       ],
+       "default": null,
+       "description": "Why, in a few words.",
+       "title": "Reason"
+      }
+     },
+     "required": [
+      "memory_id",
+      "helpful"
+     ],
+     "title": "feedbackArguments",
+     "type": "object"
+    },
+    "name": "feedback"
+   },
+   {
+    "_meta": {
+     "anthropic/maxResultSizeChars": 100000
+    },
+    "annotations": {
+     "destructiveHint": false,
+     "idempotentHint": false,
+     "openWorldHint": false,
+     "readOnlyHint": false
+    },
+    "description": "Reflect on a project's recent observations: returns guiding questions and evidence groups (topics, recent errors and fixes, repeated items). Answer them yourself and save each conclusion with observe(observation_type=\"insight\" or \"procedure\", cites=[chunk ids]). Use when the session briefing says reflection is due.",
+    "inputSchema": {
+     "properties": {
+      "focus": {
+       "anyOf": [
+        {
+         "type": "string"
+        },
+        {
+         "type": "null"
+        }
+       ],
+       "default": null,
+       "description": "Only observations about this.",
+       "title": "Focus"
+      },
+      "project": {
+       "description": "Project name (see list-projects).",
+       "minLength": 1,
+       "title": "Project",
+       "type": "string"
+      }
+     },
+     "required": [
+      "project"
+     ],
+     "title": "reflectArguments",
+     "type": "object"
+    },
+    "name": "reflect"
    }
   ]
  },
@@ -1372,7 +1878,7 @@ ANSWERS_JSON = r'''{
         }
        ],
        "default": null,
-       "description": "Only this project (names from list-projects); omit for all projects.",
+       "description": "Only this project: a name from list-projects, a worktree folder name, or a path inside it (\".\" = the current one); omit for all projects.",
        "title": "Project"
       },
       "query": {
@@ -1434,7 +1940,7 @@ ANSWERS_JSON = r'''{
         }
        ],
        "default": null,
-       "description": "Only this project (names from list-projects); omit for all projects.",
+       "description": "Only this project: a name from list-projects, a worktree folder name, or a path inside it (\".\" = the current one); omit for all projects.",
        "title": "Project"
       },
       "query": {
@@ -1502,7 +2008,7 @@ ANSWERS_JSON = r'''{
         }
        ],
        "default": null,
-       "description": "Only this project (names from list-projects); omit for all projects.",
+       "description": "Only this project: a name from list-projects, a worktree folder name, or a path inside it (\".\" = the current one); omit for all projects.",
        "title": "Project"
       }
      },
@@ -1598,7 +2104,7 @@ ANSWERS_JSON = r'''{
        "type": "boolean"
       },
       "project": {
-       "description": "Project name (see list-projects).",
+       "description": "Project name (see list-projects), worktree folder name or path.",
        "minLength": 1,
        "title": "Project",
        "type": "string"
@@ -1689,7 +2195,7 @@ ANSWERS_JSON = r'''{
        "type": "integer"
       },
       "project": {
-       "description": "Project name (see list-projects).",
+       "description": "Project name (see list-projects), worktree folder name or path.",
        "minLength": 1,
        "title": "Project",
        "type": "string"
@@ -1748,7 +2254,7 @@ ANSWERS_JSON = r'''{
         }
        ],
        "default": null,
-       "description": "Only this project (names from list-projects); omit for all projects.",
+       "description": "Only this project: a name from list-projects, a worktree folder name, or a path inside it (\".\" = the current one); omit for all projects.",
        "title": "Project"
       },
       "topic_id": {
@@ -1816,6 +2322,19 @@ ANSWERS_JSON = r'''{
        "title": "Dry Run",
        "type": "boolean"
       },
+      "memory_id": {
+       "anyOf": [
+        {
+         "type": "string"
+        },
+        {
+         "type": "null"
+        }
+       ],
+       "default": null,
+       "description": "Forget this remembered observation (id from search/memories) instead.",
+       "title": "Memory Id"
+      },
       "project": {
        "anyOf": [
         {
@@ -1826,7 +2345,7 @@ ANSWERS_JSON = r'''{
         }
        ],
        "default": null,
-       "description": "Only this project (names from list-projects); omit for all projects.",
+       "description": "Only this project: a name from list-projects, a worktree folder name, or a path inside it (\".\" = the current one); omit for all projects.",
        "title": "Project"
       },
       "query": {
@@ -1884,6 +2403,246 @@ ANSWERS_JSON = r'''{
      "type": "object"
     },
     "name": "hook-status"
+   },
+   {
+    "_meta": {
+     "anthropic/maxResultSizeChars": 100000
+    },
+    "annotations": {
+     "destructiveHint": false,
+     "idempotentHint": false,
+     "openWorldHint": false,
+     "readOnlyHint": false
+    },
+    "description": "Remember something for future sessions: a user's standing instruction (\"always use pnpm\"), a decision and its reason, a hard-won fix, or an insight/procedure you drew after `reflect`. Stored locally, shown in session briefings and in search results. An exact repeat is counted, not duplicated.",
+    "inputSchema": {
+     "properties": {
+      "cites": {
+       "anyOf": [
+        {
+         "items": {
+          "type": "string"
+         },
+         "type": "array"
+        },
+        {
+         "type": "null"
+        }
+       ],
+       "default": null,
+       "description": "Chunk ids the statement rests on (from search/reflect).",
+       "title": "Cites"
+      },
+      "content": {
+       "description": "One self-contained statement to remember.",
+       "maxLength": 4000,
+       "minLength": 1,
+       "title": "Content",
+       "type": "string"
+      },
+      "importance": {
+       "anyOf": [
+        {
+         "maximum": 10,
+         "minimum": 1,
+         "type": "number"
+        },
+        {
+         "type": "null"
+        }
+       ],
+       "default": null,
+       "description": "Override the type's default importance (instruction 10 ... tool_output 3).",
+       "title": "Importance"
+      },
+      "observation_type": {
+       "default": "general",
+       "description": "instruction (a standing rule from the user), decision, error (and its fix), insight / procedure (your synthesis after reflect), code_change, test_result, general, tool_output",
+       "enum": [
+        "instruction",
+        "error",
+        "decision",
+        "code_change",
+        "insight",
+        "procedure",
+        "test_result",
+        "general",
+        "tool_output"
+       ],
+       "title": "Observation Type",
+       "type": "string"
+      },
+      "project": {
+       "anyOf": [
+        {
+         "type": "string"
+        },
+        {
+         "type": "null"
+        }
+       ],
+       "default": null,
+       "description": "The project it applies to (see list-projects); omit for every project.",
+       "title": "Project"
+      }
+     },
+     "required": [
+      "content"
+     ],
+     "title": "observeArguments",
+     "type": "object"
+    },
+    "name": "observe"
+   },
+   {
+    "_meta": {
+     "anthropic/maxResultSizeChars": 100000
+    },
+    "annotations": {
+     "openWorldHint": false,
+     "readOnlyHint": true
+    },
+    "description": "List remembered observations (instructions, decisions, fixes, insights), most important first, with ids for feedback and forget.",
+    "inputSchema": {
+     "properties": {
+      "limit": {
+       "default": 30,
+       "description": "Most memories to list.",
+       "maximum": 200,
+       "minimum": 1,
+       "title": "Limit",
+       "type": "integer"
+      },
+      "observation_type": {
+       "anyOf": [
+        {
+         "enum": [
+          "instruction",
+          "error",
+          "decision",
+          "code_change",
+          "insight",
+          "procedure",
+          "test_result",
+          "general",
+          "tool_output"
+         ],
+         "type": "string"
+        },
+        {
+         "type": "null"
+        }
+       ],
+       "default": null,
+       "description": "Only this type.",
+       "title": "Observation Type"
+      },
+      "project": {
+       "anyOf": [
+        {
+         "type": "string"
+        },
+        {
+         "type": "null"
+        }
+       ],
+       "default": null,
+       "description": "Only this project (plus global ones).",
+       "title": "Project"
+      }
+     },
+     "title": "memoriesArguments",
+     "type": "object"
+    },
+    "name": "memories"
+   },
+   {
+    "_meta": {
+     "anthropic/maxResultSizeChars": 100000
+    },
+    "annotations": {
+     "destructiveHint": false,
+     "idempotentHint": false,
+     "openWorldHint": false,
+     "readOnlyHint": false
+    },
+    "description": "Tell memory whether a remembered observation helped (raises its importance) or was wrong/outdated (lowers it). Effective importance = base + 0.5 x (helpful - harmful); it does not make the memory look recent.",
+    "inputSchema": {
+     "properties": {
+      "helpful": {
+       "description": "true if it helped, false if wrong or harmful.",
+       "title": "Helpful",
+       "type": "boolean"
+      },
+      "memory_id": {
+       "description": "The memory's id (mem_...).",
+       "minLength": 4,
+       "title": "Memory Id",
+       "type": "string"
+      },
+      "reason": {
+       "anyOf": [
+        {
+         "type": "string"
+        },
+        {
+         "type": "null"
+        }
+       ],
+       "default": null,
+       "description": "Why, in a few words.",
+       "title": "Reason"
+      }
+     },
+     "required": [
+      "memory_id",
+      "helpful"
+     ],
+     "title": "feedbackArguments",
+     "type": "object"
+    },
+    "name": "feedback"
+   },
+   {
+    "_meta": {
+     "anthropic/maxResultSizeChars": 100000
+    },
+    "annotations": {
+     "destructiveHint": false,
+     "idempotentHint": false,
+     "openWorldHint": false,
+     "readOnlyHint": false
+    },
+    "description": "Reflect on a project's recent observations: returns guiding questions and evidence groups (topics, recent errors and fixes, repeated items). Answer them yourself and save each conclusion with observe(observation_type=\"insight\" or \"procedure\", cites=[chunk ids]). Use when the session briefing says reflection is due.",
+    "inputSchema": {
+     "properties": {
+      "focus": {
+       "anyOf": [
+        {
+         "type": "string"
+        },
+        {
+         "type": "null"
+        }
+       ],
+       "default": null,
+       "description": "Only observations about this.",
+       "title": "Focus"
+      },
+      "project": {
+       "description": "Project name (see list-projects).",
+       "minLength": 1,
+       "title": "Project",
+       "type": "string"
+      }
+     },
+     "required": [
+      "project"
+     ],
+     "title": "reflectArguments",
+     "type": "object"
+    },
+    "name": "reflect"
    }
   ]
  },
@@ -1944,7 +2703,7 @@ ANSWERS_JSON = r'''{
         }
        ],
        "default": null,
-       "description": "Only this project (names from list-projects); omit for all projects.",
+       "description": "Only this project: a name from list-projects, a worktree folder name, or a path inside it (\".\" = the current one); omit for all projects.",
        "title": "Project"
       },
       "query": {
@@ -2006,7 +2765,7 @@ ANSWERS_JSON = r'''{
         }
        ],
        "default": null,
-       "description": "Only this project (names from list-projects); omit for all projects.",
+       "description": "Only this project: a name from list-projects, a worktree folder name, or a path inside it (\".\" = the current one); omit for all projects.",
        "title": "Project"
       },
       "query": {
@@ -2074,7 +2833,7 @@ ANSWERS_JSON = r'''{
         }
        ],
        "default": null,
-       "description": "Only this project (names from list-projects); omit for all projects.",
+       "description": "Only this project: a name from list-projects, a worktree folder name, or a path inside it (\".\" = the current one); omit for all projects.",
        "title": "Project"
       }
      },
@@ -2170,7 +2929,7 @@ ANSWERS_JSON = r'''{
        "type": "boolean"
       },
       "project": {
-       "description": "Project name (see list-projects).",
+       "description": "Project name (see list-projects), worktree folder name or path.",
        "minLength": 1,
        "title": "Project",
        "type": "string"
@@ -2261,7 +3020,7 @@ ANSWERS_JSON = r'''{
        "type": "integer"
       },
       "project": {
-       "description": "Project name (see list-projects).",
+       "description": "Project name (see list-projects), worktree folder name or path.",
        "minLength": 1,
        "title": "Project",
        "type": "string"
@@ -2320,7 +3079,7 @@ ANSWERS_JSON = r'''{
         }
        ],
        "default": null,
-       "description": "Only this project (names from list-projects); omit for all projects.",
+       "description": "Only this project: a name from list-projects, a worktree folder name, or a path inside it (\".\" = the current one); omit for all projects.",
        "title": "Project"
       },
       "topic_id": {
@@ -2388,6 +3147,19 @@ ANSWERS_JSON = r'''{
        "title": "Dry Run",
        "type": "boolean"
       },
+      "memory_id": {
+       "anyOf": [
+        {
+         "type": "string"
+        },
+        {
+         "type": "null"
+        }
+       ],
+       "default": null,
+       "description": "Forget this remembered observation (id from search/memories) instead.",
+       "title": "Memory Id"
+      },
       "project": {
        "anyOf": [
         {
@@ -2398,7 +3170,7 @@ ANSWERS_JSON = r'''{
         }
        ],
        "default": null,
-       "description": "Only this project (names from list-projects); omit for all projects.",
+       "description": "Only this project: a name from list-projects, a worktree folder name, or a path inside it (\".\" = the current one); omit for all projects.",
        "title": "Project"
       },
       "query": {
@@ -2456,6 +3228,246 @@ ANSWERS_JSON = r'''{
      "type": "object"
     },
     "name": "hook-status"
+   },
+   {
+    "_meta": {
+     "anthropic/maxResultSizeChars": 100000
+    },
+    "annotations": {
+     "destructiveHint": false,
+     "idempotentHint": false,
+     "openWorldHint": false,
+     "readOnlyHint": false
+    },
+    "description": "Remember something for future sessions: a user's standing instruction (\"always use pnpm\"), a decision and its reason, a hard-won fix, or an insight/procedure you drew after `reflect`. Stored locally, shown in session briefings and in search results. An exact repeat is counted, not duplicated.",
+    "inputSchema": {
+     "properties": {
+      "cites": {
+       "anyOf": [
+        {
+         "items": {
+          "type": "string"
+         },
+         "type": "array"
+        },
+        {
+         "type": "null"
+        }
+       ],
+       "default": null,
+       "description": "Chunk ids the statement rests on (from search/reflect).",
+       "title": "Cites"
+      },
+      "content": {
+       "description": "One self-contained statement to remember.",
+       "maxLength": 4000,
+       "minLength": 1,
+       "title": "Content",
+       "type": "string"
+      },
+      "importance": {
+       "anyOf": [
+        {
+         "maximum": 10,
+         "minimum": 1,
+         "type": "number"
+        },
+        {
+         "type": "null"
+        }
+       ],
+       "default": null,
+       "description": "Override the type's default importance (instruction 10 ... tool_output 3).",
+       "title": "Importance"
+      },
+      "observation_type": {
+       "default": "general",
+       "description": "instruction (a standing rule from the user), decision, error (and its fix), insight / procedure (your synthesis after reflect), code_change, test_result, general, tool_output",
+       "enum": [
+        "instruction",
+        "error",
+        "decision",
+        "code_change",
+        "insight",
+        "procedure",
+        "test_result",
+        "general",
+        "tool_output"
+       ],
+       "title": "Observation Type",
+       "type": "string"
+      },
+      "project": {
+       "anyOf": [
+        {
+         "type": "string"
+        },
+        {
+         "type": "null"
+        }
+       ],
+       "default": null,
+       "description": "The project it applies to (see list-projects); omit for every project.",
+       "title": "Project"
+      }
+     },
+     "required": [
+      "content"
+     ],
+     "title": "observeArguments",
+     "type": "object"
+    },
+    "name": "observe"
+   },
+   {
+    "_meta": {
+     "anthropic/maxResultSizeChars": 100000
+    },
+    "annotations": {
+     "openWorldHint": false,
+     "readOnlyHint": true
+    },
+    "description": "List remembered observations (instructions, decisions, fixes, insights), most important first, with ids for feedback and forget.",
+    "inputSchema": {
+     "properties": {
+      "limit": {
+       "default": 30,
+       "description": "Most memories to list.",
+       "maximum": 200,
+       "minimum": 1,
+       "title": "Limit",
+       "type": "integer"
+      },
+      "observation_type": {
+       "anyOf": [
+        {
+         "enum": [
+          "instruction",
+          "error",
+          "decision",
+          "code_change",
+          "insight",
+          "procedure",
+          "test_result",
+          "general",
+          "tool_output"
+         ],
+         "type": "string"
+        },
+        {
+         "type": "null"
+        }
+       ],
+       "default": null,
+       "description": "Only this type.",
+       "title": "Observation Type"
+      },
+      "project": {
+       "anyOf": [
+        {
+         "type": "string"
+        },
+        {
+         "type": "null"
+        }
+       ],
+       "default": null,
+       "description": "Only this project (plus global ones).",
+       "title": "Project"
+      }
+     },
+     "title": "memoriesArguments",
+     "type": "object"
+    },
+    "name": "memories"
+   },
+   {
+    "_meta": {
+     "anthropic/maxResultSizeChars": 100000
+    },
+    "annotations": {
+     "destructiveHint": false,
+     "idempotentHint": false,
+     "openWorldHint": false,
+     "readOnlyHint": false
+    },
+    "description": "Tell memory whether a remembered observation helped (raises its importance) or was wrong/outdated (lowers it). Effective importance = base + 0.5 x (helpful - harmful); it does not make the memory look recent.",
+    "inputSchema": {
+     "properties": {
+      "helpful": {
+       "description": "true if it helped, false if wrong or harmful.",
+       "title": "Helpful",
+       "type": "boolean"
+      },
+      "memory_id": {
+       "description": "The memory's id (mem_...).",
+       "minLength": 4,
+       "title": "Memory Id",
+       "type": "string"
+      },
+      "reason": {
+       "anyOf": [
+        {
+         "type": "string"
+        },
+        {
+         "type": "null"
+        }
+       ],
+       "default": null,
+       "description": "Why, in a few words.",
+       "title": "Reason"
+      }
+     },
+     "required": [
+      "memory_id",
+      "helpful"
+     ],
+     "title": "feedbackArguments",
+     "type": "object"
+    },
+    "name": "feedback"
+   },
+   {
+    "_meta": {
+     "anthropic/maxResultSizeChars": 100000
+    },
+    "annotations": {
+     "destructiveHint": false,
+     "idempotentHint": false,
+     "openWorldHint": false,
+     "readOnlyHint": false
+    },
+    "description": "Reflect on a project's recent observations: returns guiding questions and evidence groups (topics, recent errors and fixes, repeated items). Answer them yourself and save each conclusion with observe(observation_type=\"insight\" or \"procedure\", cites=[chunk ids]). Use when the session briefing says reflection is due.",
+    "inputSchema": {
+     "properties": {
+      "focus": {
+       "anyOf": [
+        {
+         "type": "string"
+        },
+        {
+         "type": "null"
+        }
+       ],
+       "default": null,
+       "description": "Only observations about this.",
+       "title": "Focus"
+      },
+      "project": {
+       "description": "Project name (see list-projects).",
+       "minLength": 1,
+       "title": "Project",
+       "type": "string"
+      }
+     },
+     "required": [
+      "project"
+     ],
+     "title": "reflectArguments",
+     "type": "object"
+    },
+    "name": "reflect"
    }
   ]
  },
@@ -2524,7 +3536,7 @@ ANSWERS_JSON = r'''{
         }
        ],
        "default": null,
-       "description": "Only this project (names from list-projects); omit for all projects.",
+       "description": "Only this project: a name from list-projects, a worktree folder name, or a path inside it (\".\" = the current one); omit for all projects.",
        "title": "Project"
       },
       "query": {
@@ -2586,7 +3598,7 @@ ANSWERS_JSON = r'''{
         }
        ],
        "default": null,
-       "description": "Only this project (names from list-projects); omit for all projects.",
+       "description": "Only this project: a name from list-projects, a worktree folder name, or a path inside it (\".\" = the current one); omit for all projects.",
        "title": "Project"
       },
       "query": {
@@ -2654,7 +3666,7 @@ ANSWERS_JSON = r'''{
         }
        ],
        "default": null,
-       "description": "Only this project (names from list-projects); omit for all projects.",
+       "description": "Only this project: a name from list-projects, a worktree folder name, or a path inside it (\".\" = the current one); omit for all projects.",
        "title": "Project"
       }
      },
@@ -2750,7 +3762,7 @@ ANSWERS_JSON = r'''{
        "type": "boolean"
       },
       "project": {
-       "description": "Project name (see list-projects).",
+       "description": "Project name (see list-projects), worktree folder name or path.",
        "minLength": 1,
        "title": "Project",
        "type": "string"
@@ -2841,7 +3853,7 @@ ANSWERS_JSON = r'''{
        "type": "integer"
       },
       "project": {
-       "description": "Project name (see list-projects).",
+       "description": "Project name (see list-projects), worktree folder name or path.",
        "minLength": 1,
        "title": "Project",
        "type": "string"
@@ -2900,7 +3912,7 @@ ANSWERS_JSON = r'''{
         }
        ],
        "default": null,
-       "description": "Only this project (names from list-projects); omit for all projects.",
+       "description": "Only this project: a name from list-projects, a worktree folder name, or a path inside it (\".\" = the current one); omit for all projects.",
        "title": "Project"
       },
       "topic_id": {
@@ -2968,6 +3980,19 @@ ANSWERS_JSON = r'''{
        "title": "Dry Run",
        "type": "boolean"
       },
+      "memory_id": {
+       "anyOf": [
+        {
+         "type": "string"
+        },
+        {
+         "type": "null"
+        }
+       ],
+       "default": null,
+       "description": "Forget this remembered observation (id from search/memories) instead.",
+       "title": "Memory Id"
+      },
       "project": {
        "anyOf": [
         {
@@ -2978,7 +4003,7 @@ ANSWERS_JSON = r'''{
         }
        ],
        "default": null,
-       "description": "Only this project (names from list-projects); omit for all projects.",
+       "description": "Only this project: a name from list-projects, a worktree folder name, or a path inside it (\".\" = the current one); omit for all projects.",
        "title": "Project"
       },
       "query": {
@@ -3036,6 +4061,246 @@ ANSWERS_JSON = r'''{
      "type": "object"
     },
     "name": "hook-status"
+   },
+   {
+    "_meta": {
+     "anthropic/maxResultSizeChars": 100000
+    },
+    "annotations": {
+     "destructiveHint": false,
+     "idempotentHint": false,
+     "openWorldHint": false,
+     "readOnlyHint": false
+    },
+    "description": "Remember something for future sessions: a user's standing instruction (\"always use pnpm\"), a decision and its reason, a hard-won fix, or an insight/procedure you drew after `reflect`. Stored locally, shown in session briefings and in search results. An exact repeat is counted, not duplicated.",
+    "inputSchema": {
+     "properties": {
+      "cites": {
+       "anyOf": [
+        {
+         "items": {
+          "type": "string"
+         },
+         "type": "array"
+        },
+        {
+         "type": "null"
+        }
+       ],
+       "default": null,
+       "description": "Chunk ids the statement rests on (from search/reflect).",
+       "title": "Cites"
+      },
+      "content": {
+       "description": "One self-contained statement to remember.",
+       "maxLength": 4000,
+       "minLength": 1,
+       "title": "Content",
+       "type": "string"
+      },
+      "importance": {
+       "anyOf": [
+        {
+         "maximum": 10,
+         "minimum": 1,
+         "type": "number"
+        },
+        {
+         "type": "null"
+        }
+       ],
+       "default": null,
+       "description": "Override the type's default importance (instruction 10 ... tool_output 3).",
+       "title": "Importance"
+      },
+      "observation_type": {
+       "default": "general",
+       "description": "instruction (a standing rule from the user), decision, error (and its fix), insight / procedure (your synthesis after reflect), code_change, test_result, general, tool_output",
+       "enum": [
+        "instruction",
+        "error",
+        "decision",
+        "code_change",
+        "insight",
+        "procedure",
+        "test_result",
+        "general",
+        "tool_output"
+       ],
+       "title": "Observation Type",
+       "type": "string"
+      },
+      "project": {
+       "anyOf": [
+        {
+         "type": "string"
+        },
+        {
+         "type": "null"
+        }
+       ],
+       "default": null,
+       "description": "The project it applies to (see list-projects); omit for every project.",
+       "title": "Project"
+      }
+     },
+     "required": [
+      "content"
+     ],
+     "title": "observeArguments",
+     "type": "object"
+    },
+    "name": "observe"
+   },
+   {
+    "_meta": {
+     "anthropic/maxResultSizeChars": 100000
+    },
+    "annotations": {
+     "openWorldHint": false,
+     "readOnlyHint": true
+    },
+    "description": "List remembered observations (instructions, decisions, fixes, insights), most important first, with ids for feedback and forget.",
+    "inputSchema": {
+     "properties": {
+      "limit": {
+       "default": 30,
+       "description": "Most memories to list.",
+       "maximum": 200,
+       "minimum": 1,
+       "title": "Limit",
+       "type": "integer"
+      },
+      "observation_type": {
+       "anyOf": [
+        {
+         "enum": [
+          "instruction",
+          "error",
+          "decision",
+          "code_change",
+          "insight",
+          "procedure",
+          "test_result",
+          "general",
+          "tool_output"
+         ],
+         "type": "string"
+        },
+        {
+         "type": "null"
+        }
+       ],
+       "default": null,
+       "description": "Only this type.",
+       "title": "Observation Type"
+      },
+      "project": {
+       "anyOf": [
+        {
+         "type": "string"
+        },
+        {
+         "type": "null"
+        }
+       ],
+       "default": null,
+       "description": "Only this project (plus global ones).",
+       "title": "Project"
+      }
+     },
+     "title": "memoriesArguments",
+     "type": "object"
+    },
+    "name": "memories"
+   },
+   {
+    "_meta": {
+     "anthropic/maxResultSizeChars": 100000
+    },
+    "annotations": {
+     "destructiveHint": false,
+     "idempotentHint": false,
+     "openWorldHint": false,
+     "readOnlyHint": false
+    },
+    "description": "Tell memory whether a remembered observation helped (raises its importance) or was wrong/outdated (lowers it). Effective importance = base + 0.5 x (helpful - harmful); it does not make the memory look recent.",
+    "inputSchema": {
+     "properties": {
+      "helpful": {
+       "description": "true if it helped, false if wrong or harmful.",
+       "title": "Helpful",
+       "type": "boolean"
+      },
+      "memory_id": {
+       "description": "The memory's id (mem_...).",
+       "minLength": 4,
+       "title": "Memory Id",
+       "type": "string"
+      },
+      "reason": {
+       "anyOf": [
+        {
+         "type": "string"
+        },
+        {
+         "type": "null"
+        }
+       ],
+       "default": null,
+       "description": "Why, in a few words.",
+       "title": "Reason"
+      }
+     },
+     "required": [
+      "memory_id",
+      "helpful"
+     ],
+     "title": "feedbackArguments",
+     "type": "object"
+    },
+    "name": "feedback"
+   },
+   {
+    "_meta": {
+     "anthropic/maxResultSizeChars": 100000
+    },
+    "annotations": {
+     "destructiveHint": false,
+     "idempotentHint": false,
+     "openWorldHint": false,
+     "readOnlyHint": false
+    },
+    "description": "Reflect on a project's recent observations: returns guiding questions and evidence groups (topics, recent errors and fixes, repeated items). Answer them yourself and save each conclusion with observe(observation_type=\"insight\" or \"procedure\", cites=[chunk ids]). Use when the session briefing says reflection is due.",
+    "inputSchema": {
+     "properties": {
+      "focus": {
+       "anyOf": [
+        {
+         "type": "string"
+        },
+        {
+         "type": "null"
+        }
+       ],
+       "default": null,
+       "description": "Only observations about this.",
+       "title": "Focus"
+      },
+      "project": {
+       "description": "Project name (see list-projects).",
+       "minLength": 1,
+       "title": "Project",
+       "type": "string"
+      }
+     },
+     "required": [
+      "project"
+     ],
+     "title": "reflectArguments",
+     "type": "object"
+    },
+    "name": "reflect"
    }
   ],
   "ttlMs": 0
