@@ -19,7 +19,8 @@ from causantic.mcp_front import CAPABILITIES_KEY, PROTOCOL_KEY, answer_key, load
 PYTHON = sys.executable
 REPO = Path(__file__).resolve().parent.parent
 READ_ONLY = {"search", "recall", "predict", "reconstruct", "list-projects", "list-sessions",
-             "stats", "topics", "hook-status"}
+             "stats", "topics", "hook-status", "memories"}
+WRITES = {"forget", "observe", "feedback", "reflect"}  # reflect records when it last ran
 ENVELOPE = {PROTOCOL_KEY: "2026-07-28", CAPABILITIES_KEY: {"roots": {"listChanged": True}},
             "io.modelcontextprotocol/clientInfo": {"name": "claude-code", "version": "2.1.330"}}
 
@@ -70,7 +71,7 @@ def test_recorded_answers_match_the_sdk_server():
 
 def test_tools_declare_read_only_and_result_size():
     tools = load_answers()["tools/list 2025-11-25"]["tools"]
-    assert {t["name"] for t in tools} == READ_ONLY | {"forget"}
+    assert {t["name"] for t in tools} == READ_ONLY | WRITES
     for tool in tools:
         assert len(tool["description"].encode()) < 2048, tool["name"]
         assert tool["_meta"]["anthropic/maxResultSizeChars"] >= 80_000, tool["name"]

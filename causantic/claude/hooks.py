@@ -258,7 +258,7 @@ def _ingest_current(settings: Settings, transcript: str, session_id: str) -> Non
     path = Path(os.path.expanduser(transcript)).absolute()
     if not path.is_file():
         return
-    from causantic.claude.fsutil import file_lock
+    from causantic.fsutil import file_lock
 
     lock = _ingest_lock(settings, path)
     with file_lock(lock.with_name(lock.name + ".running"), timeout=COMPACT_WAIT_S) as held:
