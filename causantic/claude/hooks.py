@@ -41,12 +41,13 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing on the h
 if TYPE_CHECKING:
     from typing import Any
 
-EVENTS = ("session-start", "user-prompt-submit", "pre-compact", "session-end")
+EVENTS = ("session-start", "user-prompt-submit", "pre-compact", "session-end", "post-tool-use")
 EVENT_NAMES = {
     "session-start": "SessionStart",
     "user-prompt-submit": "UserPromptSubmit",
     "pre-compact": "PreCompact",
     "session-end": "SessionEnd",
+    "post-tool-use": "PostToolUse",
 }
 MAX_STDIN_BYTES = 8 << 20
 STDIN_TIMEOUT_S = 2.0
@@ -98,6 +99,9 @@ def run(argv: list[str], db: str | None = None) -> int:
         result = HANDLERS[event](payload, settings)
         if result.output:
             _write_stdout(result.output)
+            from causantic.claude.lesson_hook import record_injection
+
+            record_injection(settings, event, result, session_id)
         if result.record:
             status.record(
                 settings.home,
@@ -444,6 +448,13 @@ def _project_of(settings: Settings, session_id: str) -> str | None:
     return row[0] if row else None
 
 
+def post_tool_use(payload: dict[str, Any], settings: Settings) -> HookResult:
+    """PostToolUse / PostToolUseFailure: a past lesson for this error (`claude.lesson_hook`)."""
+    from causantic.claude.lesson_hook import post_tool_use as handler
+
+    return handler(payload, settings)
+
+
 # -- shared --------------------------------------------------------------------------------
 
 HANDLERS = {
@@ -451,6 +462,7 @@ HANDLERS = {
     "user-prompt-submit": user_prompt_submit,
     "pre-compact": pre_compact,
     "session-end": session_end,
+    "post-tool-use": post_tool_use,
 }
 
 
