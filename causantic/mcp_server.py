@@ -76,12 +76,15 @@ def build_server(settings: Settings) -> MCPServer:
     ) -> str:
         """What do we know about X: past discussion, errors, decisions, files, commands, ranked by relevance. Not for "what happened last/recently" (use reconstruct) or "how did we get to X" (use recall)."""
         from causantic.retrieval.expand import enabled
+        from causantic.retrieval.lessons import attach
         from causantic.retrieval.search import search as run
 
         with _store(settings) as store:
-            return run(store, query, project=project, limit=limit,
-                       max_tokens=budget(max_tokens), mode=mode,
-                       cluster_expansion=enabled(settings.raw)).text
+            result = run(store, query, project=project, limit=limit,
+                         max_tokens=budget(max_tokens), mode=mode,
+                         cluster_expansion=enabled(settings.raw))
+            answer, text = attach(store.conn, query, project, result.as_dict(), result.text)
+        return _recorded(settings, "mcp:search", answer, text)
 
     @tool("recall")
     def recall(
@@ -92,10 +95,13 @@ def build_server(settings: Settings) -> MCPServer:
     ) -> str:
         """How did we solve or decide X: walks the causal chain backwards from the best match and tells the episode in order (problem, attempts, fix). Not for recency questions (use reconstruct)."""
         from causantic.retrieval.chains import recall as run
+        from causantic.retrieval.lessons import attach
 
         with _store(settings) as store:
-            return run(store, query, project=project, limit=limit,
-                       max_tokens=budget(max_tokens)).text
+            result = run(store, query, project=project, limit=limit,
+                         max_tokens=budget(max_tokens))
+            answer, text = attach(store.conn, query, project, result.as_dict(), result.text)
+        return _recorded(settings, "mcp:recall", answer, text)
 
     @tool("predict")
     def predict(
@@ -255,6 +261,21 @@ def _store(settings: Settings) -> Iterator[Store]:
 
     with _errors(), open_store(settings.db_path, readonly=True) as store:
         yield store
+
+
+def _recorded(settings: Settings, event: str, answer: dict[str, object], text: str) -> str:
+    """`text`, after recording it in the injection ledger (`causantic ledger`)."""
+    from causantic.store.ledger import record_at
+
+    results = answer.get("results")
+    lessons = answer.get("lessons")
+    try:
+        record_at(str(settings.db_path), event, text,
+                  chunk_ids=[r["chunk_id"] for r in results] if isinstance(results, list) else [],
+                  lesson_ids=[r["id"] for r in lessons] if isinstance(lessons, list) else [])
+    except Exception:  # noqa: BLE001 - an unrecorded answer is still an answer
+        pass
+    return text
 
 
 def serve(settings: Settings) -> None:

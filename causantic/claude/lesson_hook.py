@@ -33,10 +33,20 @@ def options(settings: Settings) -> dict[str, Any]:
     return dict(table) if isinstance(table, dict) else {}
 
 
+#: Whether the lookup runs when the config does not say: set from the measured precision
+#: (bench/lessons.py; README "Lessons").
+HOOK_DEFAULT = True
+
+
+def hook_enabled(settings: Settings) -> bool:
+    """`[lessons] hook`, else HOOK_DEFAULT."""
+    return bool(options(settings).get("hook", HOOK_DEFAULT))
+
+
 def post_tool_use(payload: dict[str, Any], settings: Settings) -> HookResult:
     """Look the failed call's error up among past lessons; inject the best one if it is good."""
     opts = options(settings)
-    if opts.get("hook", True) is False or not settings.db_path.exists():
+    if not bool(opts.get("hook", HOOK_DEFAULT)) or not settings.db_path.exists():
         return HookResult(record=False)
     from causantic.lessons.surface import error_text
 

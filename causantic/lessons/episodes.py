@@ -22,7 +22,7 @@ from collections import deque
 import apsw
 
 from causantic import session_state as st
-from causantic.lessons.signature import Signature, digest
+from causantic.lessons.signature import Signature, best_line, digest
 from causantic.store import lessons as table
 from causantic.store.lessons import LessonRow
 
@@ -78,14 +78,17 @@ def compute_lessons(conn: apsw.Connection, session_id: str) -> list[LessonRow]:
     ).fetchone()
     if info is None:
         return []
-    project = info[0]
-    events = session_events(conn, session_id)
+    return lessons_from_events(session_id, info[0], session_events(conn, session_id))
+
+
+def lessons_from_events(session_id: str, project: str, events: list[_Event]) -> list[LessonRow]:
+    """The lessons of a session's events (all of them, or the first n: a replay)."""
     calls = [e for e in events if e.tool]
     groups: dict[str, list[tuple[_Event, Signature, str]]] = {}
     for e in calls:
         if e.ok or e.body.strip().startswith(st._NOT_ERRORS):
             continue
-        message = st._message(e.tool, e.body)
+        message = (best_line(e.body) if e.tool == "Bash" else "") or st._message(e.tool, e.body)
         sig = Signature(e.tool, e.subject, message)
         groups.setdefault(sig.sig_hash, []).append((e, sig, message))
     out = []

@@ -49,7 +49,8 @@ _GENERIC = frozenset({
     "fail", "failed.", "build failed", "errors", "error:", "error task failed",
     "task failed", "file does not exist.", "no such file or directory",
 })
-_GENERIC_START = ("checking <n> source file", "[… <n> lines omitted", "exit code <n>")
+_GENERIC_START = ("checking <n> source file", "[… <n> lines omitted", "exit code <n>",
+                  "fail <path> [", "fail . [", "fail <file> [")  # go: FAIL pkg [build failed]
 #: Words of the normalised message that make up its key: enough to name the error, few
 #: enough that a message clipped in one transcript and whole in another still match.
 KEY_WORDS = 10
@@ -69,6 +70,28 @@ def normalise(message: str) -> str:
     text = _rx(r"<path>(?::<n>)+|<file>(?::<n>)+").sub(lambda m: m.group(0).split(":")[0], text)
     text = " ".join(text.lower().split())
     return text[:200]
+
+
+_SPECIFIC = (
+    r"\b[A-Z]\w*(?:Error|Exception)\b:\s*\S"       # ModuleNotFoundError: No module named 'x'
+    r"|\berror(?:\[\w+\])?:\s*\S|\berror TS\d+|^--- FAIL|^fatal:|^npm ERR! code"
+    r"|^Error: \S|^panic:|^\*\* \(\w+"                  # terraform/go, Elixir `** (RuntimeError)`
+)
+
+
+def best_line(text: str) -> str:
+    """The most specific error line of a tool's output: one naming an error class with its
+    message (`ModuleNotFoundError: No module named 'shop'`), a compiler's `error:`/`error TS…`,
+    `--- FAIL`, `fatal:`; '' when no line is that specific. pytest's `E   ` prefix is dropped.
+    """
+    rx = _rx(_SPECIFIC)
+    for line in text.splitlines()[:2000]:
+        line = line.strip()
+        if line.startswith("E   "):
+            line = line[4:].strip()
+        if line and rx.search(line):
+            return line if len(line) <= 200 else line[:199] + "…"
+    return ""
 
 
 def error_class(message: str) -> str:

@@ -11,7 +11,7 @@ offered only when it matches well:
 - it is not a built-in file tool's complaint ("File does not exist.", "File has not been
   read yet"): Claude Code's own message already says what to do, and measured matches of
   these were almost never the right lesson,
-- it was not already offered in this session (the ledger says).
+- no lesson for the same message was already offered in this session (the ledger says).
 
 Stdlib and SQL only (hook fast path): no numpy, no model.
 """
@@ -85,9 +85,10 @@ def _looks_failed(text: str) -> bool:
 
 def signatures(tool: str, subject: str, text: str) -> list[Signature]:
     """Signatures of the error: the line ingest would pick, then other error lines."""
+    from causantic.lessons.signature import best_line
     from causantic.session_state import _ERROR_LINE_RE, _message
 
-    lines = [_message(tool, text)]
+    lines = [(best_line(text) if tool == "Bash" else "") or _message(tool, text)]
     if tool == "Bash":
         for line in text.splitlines():
             line = line.strip()
@@ -132,7 +133,7 @@ def lookup(
         is_exact = row.sig_hash in exact
         if (not row.resolved and not unresolved) or (not is_exact and not message_level):
             continue
-        if row.id in shown or row.session_id == session_id and not row.resolved:
+        if row.msg_hash in shown or row.session_id == session_id and not row.resolved:
             continue
         key = (row.resolved, int(is_exact), rank[row.msg_hash], int(row.project == project),
                row.time)
@@ -144,6 +145,7 @@ def lookup(
 
 
 def _already_shown(conn: apsw.Connection, session_id: str) -> set[str]:
+    """Message hashes of the lessons already offered in this session (from the ledger)."""
     if not session_id:
         return set()
     ids: set[str] = set()
@@ -152,7 +154,11 @@ def _already_shown(conn: apsw.Connection, session_id: str) -> set[str]:
         (session_id,),
     ):
         ids.update(json.loads(raw))
-    return ids
+    if not ids:
+        return set()
+    marks = ",".join("?" * len(ids))
+    return {r[0] for r in conn.execute(f"SELECT msg_hash FROM lessons WHERE id IN ({marks})",
+                                       tuple(ids))}
 
 
 def render(row: LessonRow, max_chars: int = MAX_CHARS) -> str:

@@ -1,0 +1,220 @@
+"""Lessons: how often the PostToolUse hook offers a past fix, how often it is the right one,
+and how long the lookup takes.
+
+Replay (``run``): the shared transcripts plus the repeated-error samples of
+``tests/data/lessons`` are read session by session in time order. For every failed tool
+call of a session, the hook's lookup (``causantic.lessons.surface.lookup``, the same code the
+hook runs) is asked twice: against the lessons of *earlier sessions only* (a store holding
+just those sessions), and against the lessons of the *earlier turns of the same session* (the
+session's events before the call). The error text is the stored, trimmed tool output: the live
+hook sees the whole output, so this is if anything harder. Every offer, in the default mode
+and in the permissive one (message-level matches, unresolved errors, built-in tools), is
+keyed ``<session8>:<event index>:<lesson8>`` and looked up in ``bench/lessons_labels.json``,
+which holds a hand label per offer ("right": the lesson is about the same error and its fix
+applies; "wrong": anything else). Unlabelled offers are listed so they can be labelled.
+
+Latency: the lookup in-process at 100,000 chunks (the synthetic corpus, lessons rebuilt),
+and the whole hook as a fresh process (``python -m causantic hook post-tool-use``), median
+and p95, wall and CPU.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from bench.common import REPO_ROOT, cli_main, percentile, print_table, write_result
+
+LABELS = Path(__file__).parent / "lessons_labels.json"
+SHARED = Path("/work/shared/transcripts")
+OWN = REPO_ROOT / "tests" / "data" / "lessons"
+PERMISSIVE = {"match": "message", "unresolved": True, "builtin_tools": True}
+
+
+def _ingest_all(db: Path, roots: list[Path]) -> None:
+    from causantic.config import Settings
+    from causantic.pipeline import run_ingest
+
+    run_ingest(Settings(home=db.parent, db_path=db, claude_dir=db.parent,
+                        config_path=db.parent / "config.toml"), [r for r in roots if r.exists()])
+
+
+def replay(roots: list[Path], tiny: bool = False) -> dict[str, Any]:
+    """Replay every failed call against earlier sessions and earlier turns (see above)."""
+    from causantic.lessons.episodes import lessons_from_events, session_events
+    from causantic.lessons.surface import lookup
+    from causantic.store import open_store
+    from causantic.store.lessons import replace_session
+
+    labels = json.loads(LABELS.read_text()) if LABELS.exists() else {}
+    offers: list[dict[str, Any]] = []
+    errors = 0
+    with tempfile.TemporaryDirectory(prefix="causantic-bench-lessons-") as tmp:
+        full = Path(tmp) / "full.db"
+        _ingest_all(full, roots)
+        with open_store(full, readonly=True) as src:
+            sessions = src.conn.execute(
+                "SELECT session_id, project, min(start_time) FROM chunks GROUP BY session_id"
+                " ORDER BY 3").fetchall()
+            per_session = {sid: session_events(src.conn, sid) for sid, _, _ in sessions}
+            stored = {sid: [r for r in src.conn.execute(
+                "SELECT * FROM lessons WHERE session_id = ?", (sid,))] for sid, _, _ in sessions}
+        earlier = Path(tmp) / "earlier.db"
+        prefix = Path(tmp) / "prefix.db"
+        with open_store(earlier) as e_store, open_store(prefix) as p_store:
+            for n, (sid, project, _) in enumerate(sessions):
+                if tiny and n > 8:
+                    break
+                events = per_session[sid]
+                for i, ev in enumerate(events):
+                    if not ev.tool or ev.ok:
+                        continue
+                    errors += 1
+                    # earlier turns of this session
+                    with p_store.conn:
+                        replace_session(p_store.conn, "replay",
+                                        [r.replace(session_id="replay") for r in
+                                         lessons_from_events(sid, project, events[:i])])
+                    for scope, conn in (("earlier sessions", e_store.conn),
+                                        ("earlier turns", p_store.conn)):
+                        for mode, opts in (("default", {}), ("permissive", PERMISSIVE)):
+                            match = lookup(conn, ev.tool, ev.subject, ev.body, project=project,
+                                           options=opts)
+                            if match is None:
+                                continue
+                            key = f"{sid[:8]}:{ev.index}:{match.lesson.id[:8]}"
+                            offers.append({"key": key, "scope": scope, "mode": mode,
+                                           "exact": match.exact, "label": labels.get(key),
+                                           "error": f"{ev.tool} `{ev.subject[:80]}`: "
+                                                    f"{ev.body.strip()[:160]}",
+                                           "offered": match.text})
+                # this session's lessons become "earlier" for the next ones
+                with e_store.conn:
+                    _copy_rows(e_store.conn, stored[sid])
+    return {"errors": errors, "offers": offers}
+
+
+def _copy_rows(conn: Any, rows: list[tuple[Any, ...]]) -> None:
+    for row in rows:
+        marks = ",".join("?" * len(row))
+        conn.execute(f"INSERT OR IGNORE INTO lessons VALUES ({marks})", row)
+
+
+def _summary(result: dict[str, Any]) -> list[dict[str, Any]]:
+    rows = []
+    for scope in ("earlier sessions", "earlier turns"):
+        for mode in ("default", "permissive"):
+            got = [o for o in result["offers"] if o["scope"] == scope and o["mode"] == mode]
+            labelled = [o for o in got if o["label"] in ("right", "wrong")]
+            right = sum(o["label"] == "right" for o in labelled)
+            rows.append({
+                "scope": scope, "mode": mode, "failed calls": result["errors"],
+                "offers": len(got),
+                "offer rate": f"{len(got) / result['errors']:.1%}" if result["errors"] else "-",
+                "labelled": len(labelled),
+                "precision": f"{right / len(labelled):.0%} ({right}/{len(labelled)})"
+                if labelled else "-",
+            })
+    return rows
+
+
+def latency(tiny: bool = False) -> list[dict[str, Any]]:
+    """In-process lookup and fresh-process hook time on the big corpus (see above)."""
+    from bench.corpus import cache_dir, corpus
+    from causantic.lessons.episodes import rebuild_all
+    from causantic.lessons.surface import lookup
+    from causantic.store import open_store
+
+    n = 300 if tiny else 100_000
+    info = corpus(n)
+    db = cache_dir() / f"lessons-{info.path.name}"
+    if not db.exists():
+        tmp = db.with_suffix(".tmp")
+        shutil.copy2(info.path, tmp)
+        with open_store(tmp) as store:
+            rebuild_all(store.conn)
+        os.replace(tmp, db)
+    payloads = _payloads(db, 40 if tiny else 200)
+    with open_store(db, readonly=True) as store:
+        count = store.conn.execute("SELECT count(*) FROM lessons").fetchone()[0]
+        times = []
+        for p in payloads * (1 if tiny else 3):
+            started = time.perf_counter()
+            lookup(store.conn, p["tool_name"], p["tool_input"]["command"], p["error"],
+                   project="", session_id="bench")
+            times.append((time.perf_counter() - started) * 1000)
+    rows = [{"what": f"lookup in-process ({info.chunks:,} chunks, {count:,} lessons)",
+             "median_ms": round(statistics.median(times), 2),
+             "p95_ms": round(percentile(times, 95), 2), "cpu_ms": "-", "runs": len(times)}]
+    env = dict(os.environ, CAUSANTIC_HOME=tempfile.mkdtemp(prefix="causantic-bench-home-"))
+    argv = [sys.executable, "-m", "causantic", "--db", str(db), "hook", "post-tool-use"]
+    walls, cpus = [], []
+    import resource
+
+    for p in payloads[: 5 if tiny else 40]:
+        data = json.dumps(p).encode()
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        started = time.perf_counter()
+        proc = subprocess.run(argv, input=data, capture_output=True, env=env, check=False)
+        walls.append((time.perf_counter() - started) * 1000)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpus.append((after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime) * 1000)
+        if proc.returncode != 0:
+            raise RuntimeError(f"hook exited {proc.returncode}: {proc.stderr[:300]!r}")
+    rows.append({"what": "hook post-tool-use, fresh process (python -m causantic)",
+                 "median_ms": round(statistics.median(walls), 1),
+                 "p95_ms": round(percentile(walls, 95), 1),
+                 "cpu_ms": round(statistics.median(cpus), 1), "runs": len(walls)})
+    return rows
+
+
+def _payloads(db: Path, n: int) -> list[dict[str, Any]]:
+    """Hook inputs for stored failed Bash calls: half with a lesson to find, half without."""
+    from causantic.store import open_store
+
+    with open_store(db, readonly=True) as store:
+        rows = store.conn.execute(
+            "SELECT subject, error FROM lessons WHERE tool = 'Bash' ORDER BY id LIMIT ?",
+            (n,)).fetchall()
+    out = []
+    for i, (subject, error) in enumerate(rows or [("true", "error")]):
+        text = error if i % 2 == 0 else f"Error: unseen failure number {i} in widget_{i}.py"
+        out.append({"session_id": "bench", "cwd": "/nonexistent/bench",
+                    "hook_event_name": "PostToolUseFailure", "tool_name": "Bash",
+                    "tool_input": {"command": subject}, "error": f"Exit code 1\n{text}"})
+    return out[:n]
+
+
+def run(tiny: bool = False) -> dict[str, Any]:
+    """Replay, precision from the hand labels, latency; print and write the results."""
+    result = replay([SHARED, OWN] if not tiny else [OWN], tiny=tiny)
+    summary = _summary(result)
+    print_table("Lessons offered by the PostToolUse lookup (replay in time order)", summary,
+                ["scope", "mode", "failed calls", "offers", "offer rate", "labelled",
+                 "precision"])
+    unlabelled = sorted({o["key"] for o in result["offers"] if o["label"] is None})
+    if unlabelled:
+        print(f"{len(unlabelled)} offers have no label in {LABELS.name}: {unlabelled[:10]}")
+    speed = latency(tiny)
+    print_table("PostToolUse lesson lookup latency", speed,
+                ["what", "median_ms", "p95_ms", "cpu_ms", "runs"])
+    out = {"summary": summary, "latency": speed, "offers": result["offers"],
+           "load_average": os.getloadavg()[0]}
+    write_result("lessons", out, tiny)
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    return cli_main(run, argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
