@@ -50,13 +50,14 @@ def _ingest_all(db: Path, roots: list[Path]) -> None:
 def replay(roots: list[Path], tiny: bool = False) -> dict[str, Any]:
     """Replay every failed call against earlier sessions and earlier turns (see above)."""
     from causantic.lessons.episodes import lessons_from_events, session_events
-    from causantic.lessons.surface import lookup
+    from causantic.lessons.surface import error_text, lookup
+    from causantic.session_state import _NOT_ERRORS
     from causantic.store import open_store
     from causantic.store.lessons import replace_session
 
     labels = json.loads(LABELS.read_text()) if LABELS.exists() else {}
     offers: list[dict[str, Any]] = []
-    errors = 0
+    errors = successes = 0
     with tempfile.TemporaryDirectory(prefix="causantic-bench-lessons-") as tmp:
         full = Path(tmp) / "full.db"
         _ingest_all(full, roots)
@@ -75,9 +76,26 @@ def replay(roots: list[Path], tiny: bool = False) -> dict[str, Any]:
                     break
                 events = per_session[sid]
                 for i, ev in enumerate(events):
-                    if not ev.tool or ev.ok:
+                    if not ev.tool:
+                        continue
+                    if ev.ok:  # PostToolUse: the call worked, but does its output show errors?
+                        if ev.tool == "Bash" and error_text(_success_payload(ev))[2]:
+                            successes += 1
+                            match = lookup(e_store.conn, ev.tool, ev.subject, ev.body,
+                                           project=project)
+                            if match is not None:
+                                offers.append(_offer(sid, ev, match.lesson.id, "succeeded, error"
+                                                     " lines (earlier sessions)", "default",
+                                                     match.exact, match.text, labels))
+                        continue
+                    if ev.body.strip().startswith(_NOT_ERRORS):  # rejected, interrupted
                         continue
                     errors += 1
+                    for mode, finder in (("loose", _loose), ("text search", _text_search)):
+                        found = finder(e_store.conn, ev)
+                        if found is not None:
+                            offers.append(_offer(sid, ev, found[0], "earlier sessions", mode,
+                                                 False, found[1], labels))
                     # earlier turns of this session
                     with p_store.conn:
                         replace_session(p_store.conn, "replay",
@@ -90,16 +108,82 @@ def replay(roots: list[Path], tiny: bool = False) -> dict[str, Any]:
                                            options=opts)
                             if match is None:
                                 continue
-                            key = f"{sid[:8]}:{ev.index}:{match.lesson.id[:8]}"
-                            offers.append({"key": key, "scope": scope, "mode": mode,
-                                           "exact": match.exact, "label": labels.get(key),
-                                           "error": f"{ev.tool} `{ev.subject[:80]}`: "
-                                                    f"{ev.body.strip()[:160]}",
-                                           "offered": match.text})
+                            offers.append(_offer(sid, ev, match.lesson.id, scope, mode,
+                                                 match.exact, match.text, labels))
                 # this session's lessons become "earlier" for the next ones
                 with e_store.conn:
                     _copy_rows(e_store.conn, stored[sid])
-    return {"errors": errors, "offers": offers}
+    return {"errors": errors, "successes": successes, "offers": offers}
+
+
+def _offer(sid: str, ev: Any, lesson_id: str, scope: str, mode: str, exact: bool, text: str,
+           labels: dict[str, str]) -> dict[str, Any]:
+    key = f"{sid[:8]}:{ev.index}:{lesson_id[:8]}"
+    return {"key": key, "scope": scope, "mode": mode, "exact": exact, "label": labels.get(key),
+            "error": f"{ev.tool} `{ev.subject[:80]}`: {ev.body.strip()[:160]}", "offered": text}
+
+
+def _success_payload(ev: Any) -> dict[str, Any]:
+    return {"tool_name": ev.tool, "tool_input": {"command": ev.subject},
+            "tool_response": {"stdout": ev.body, "stderr": ""}}
+
+
+def _text_search(conn: Any, ev: Any) -> tuple[str, str] | None:
+    """For comparison only: the best resolved lesson by BM25 over lesson text for the error's
+    line (what a search-based reminder would offer)."""
+    from causantic.lessons.signature import best_line
+    from causantic.lessons.surface import BUILTIN_TOOLS, render
+    from causantic.retrieval.fts import query_terms
+    from causantic.session_state import _message
+    from causantic.store.lessons import COLUMNS, LessonRow
+
+    if ev.tool in BUILTIN_TOOLS:
+        return None
+    line = (best_line(ev.body) if ev.tool == "Bash" else "") or _message(ev.tool, ev.body)
+    terms = [t for t in query_terms(line) if len(t) > 2][:12]
+    if not terms:
+        return None
+    match = " OR ".join('"' + t.replace('"', "") + '"' for t in terms)
+    row = conn.execute(
+        f"SELECT {', '.join('l.' + c for c in COLUMNS)} FROM lessons_fts f"
+        " JOIN lessons l ON l.rowid = f.rowid WHERE lessons_fts MATCH ? AND l.resolved = 1"
+        " ORDER BY f.rank LIMIT 1", (match,)).fetchone()
+    if row is None:
+        return None
+    lesson = LessonRow(*row)
+    return lesson.id, render(lesson)
+
+
+def _loose(conn: Any, ev: Any) -> tuple[str, str] | None:
+    """A looser matcher than the hook's, for comparison only: the newest resolved lesson of
+    the same program with the same error class (or, without a class, the same first four
+    words of the message)."""
+    from causantic.lessons.signature import Signature, best_line
+    from causantic.lessons.surface import BUILTIN_TOOLS, render
+    from causantic.session_state import _message
+    from causantic.store.lessons import COLUMNS, LessonRow
+
+    if ev.tool in BUILTIN_TOOLS:
+        return None
+    sig = Signature(ev.tool, ev.subject, (best_line(ev.body) if ev.tool == "Bash" else "")
+                    or _message(ev.tool, ev.body))
+    if not sig.program:
+        return None
+    cols = ", ".join(COLUMNS)
+    if sig.error_class:
+        row = conn.execute(f"SELECT {cols} FROM lessons WHERE program = ? AND error_class = ?"
+                           " AND resolved = 1 ORDER BY time DESC LIMIT 1",
+                           (sig.program, sig.error_class)).fetchone()
+    else:
+        head = " ".join(sig.message.split()[:4])
+        row = conn.execute(f"SELECT {cols} FROM lessons WHERE program = ? AND resolved = 1"
+                           " AND informative = 1 AND substr(signature, 1, ?) = ?"
+                           " ORDER BY time DESC LIMIT 1",
+                           (sig.program, len(head), head)).fetchone()
+    if row is None:
+        return None
+    lesson = LessonRow(*row)
+    return lesson.id, render(lesson)
 
 
 def _copy_rows(conn: Any, rows: list[tuple[Any, ...]]) -> None:
@@ -110,15 +194,20 @@ def _copy_rows(conn: Any, rows: list[tuple[Any, ...]]) -> None:
 
 def _summary(result: dict[str, Any]) -> list[dict[str, Any]]:
     rows = []
-    for scope in ("earlier sessions", "earlier turns"):
-        for mode in ("default", "permissive"):
+    for scope, mode in (("earlier sessions", "default"), ("earlier sessions", "permissive"),
+                        ("earlier sessions", "loose"), ("earlier sessions", "text search"),
+                        ("earlier turns", "default"),
+                        ("earlier turns", "permissive"),
+                        ("succeeded, error lines (earlier sessions)", "default")):
+        if True:
+            calls = result["successes"] if scope.startswith("succeeded") else result["errors"]
             got = [o for o in result["offers"] if o["scope"] == scope and o["mode"] == mode]
             labelled = [o for o in got if o["label"] in ("right", "wrong")]
             right = sum(o["label"] == "right" for o in labelled)
             rows.append({
-                "scope": scope, "mode": mode, "failed calls": result["errors"],
+                "scope": scope, "mode": mode, "calls": calls,
                 "offers": len(got),
-                "offer rate": f"{len(got) / result['errors']:.1%}" if result["errors"] else "-",
+                "offer rate": f"{len(got) / calls:.1%}" if calls else "-",
                 "labelled": len(labelled),
                 "precision": f"{right / len(labelled):.0%} ({right}/{len(labelled)})"
                 if labelled else "-",
@@ -198,7 +287,7 @@ def run(tiny: bool = False) -> dict[str, Any]:
     result = replay([SHARED, OWN] if not tiny else [OWN], tiny=tiny)
     summary = _summary(result)
     print_table("Lessons offered by the PostToolUse lookup (replay in time order)", summary,
-                ["scope", "mode", "failed calls", "offers", "offer rate", "labelled",
+                ["scope", "mode", "calls", "offers", "offer rate", "labelled",
                  "precision"])
     unlabelled = sorted({o["key"] for o in result["offers"] if o["label"] is None})
     if unlabelled:

@@ -187,3 +187,34 @@ def test_git_says_whether_the_fix_commit_is_still_in_head(tmp_path: Path):
     status = fix_status(str(repo), fix[:7], [], "", time.monotonic() + 5)
     assert status is not None and status.in_head is False
     assert fix_status(str(tmp_path / "nope"), fix, [], "", time.monotonic() + 5) is None
+
+
+def test_after_compaction_the_briefing_adds_back_what_the_summary_dropped(tmp_path: Path):
+    """The summary names cart.py and mypy; the edit of orders.py and the busy port it forgot."""
+    session = "44444444-bbbb-4ccc-8ddd-000000000002"
+    folder = tmp_path / "t" / "-home-dev-shop-web"
+    folder.mkdir(parents=True)
+    transcript = folder / f"{session}.jsonl"
+    lines = (SHOP / f"{session}.jsonl").read_text().splitlines()
+    last = json.loads(lines[-1])
+    summary = dict(last, type="user", uuid="compact-1", parentUuid=None, isCompactSummary=True,
+                   isVisibleInTranscriptOnly=True, timestamp="2026-04-14T10:30:00.000Z",
+                   message={"role": "user", "content": "This session is being continued from a "
+                            "previous conversation that ran out of context. Summary: the user "
+                            "asked for a discount field; shop/cart.py now returns Decimal(0) "
+                            "and mypy passes."})
+    transcript.write_text("\n".join(lines + [json.dumps(summary)]) + "\n")
+    db = tmp_path / "memory.db"
+    ingest(db, folder)
+    payload = {"session_id": session, "transcript_path": str(transcript),
+               "cwd": "/home/dev/shop-web", "hook_event_name": "SessionStart",
+               "source": "compact"}
+    proc = subprocess.run([PYTHON, "-m", "causantic", "--db", str(db), "hook", "session-start"],
+                          input=json.dumps(payload).encode(), capture_output=True, timeout=60)
+    context = json.loads(proc.stdout)["hookSpecificOutput"]["additionalContext"]
+    block = context.split("Not in the compaction summary", 1)[1].split("\n\n", 1)[0]
+    files = next(line for line in block.splitlines() if line.startswith("- Files edited:"))
+    assert "shop/orders.py" in files and "cart.py" not in files
+    assert "Open error: Bash `docker compose up -d db`" in block  # never fixed, not summarised
+    assert "Last request: Now add the same discount to orders." in block
+    assert "Failed earlier: Bash `mypy shop`" not in block  # the summary says mypy passes

@@ -161,7 +161,15 @@ def session_start(payload: dict[str, Any], settings: Settings) -> HookResult:
         return result
     cap = min(settings.session_start_chars, HARD_INJECTION_CAP)
     room = cap - len(wrap_memory("", "briefing"))
+    restored = ""
+    if result.details["source"] == "compact":
+        restored = _after_compaction(settings, session_id, _str(payload.get("transcript_path")),
+                                     room // 3)
+        room -= len(restored) + 2 if restored else 0
     text = _briefing(settings, project, session_id, room)
+    if restored:
+        result.details["restored_chars"] = len(restored)
+        text = restored + "\n\n" + clip(text, room) if text else restored
     if not text:
         result.details["briefing"] = "nothing for this project"
         return result
@@ -176,6 +184,15 @@ def session_start(payload: dict[str, Any], settings: Settings) -> HookResult:
             ensure_ascii=False,
         )
     return result
+
+
+def _after_compaction(settings: Settings, session_id: str, transcript: str, max_chars: int) -> str:
+    """What the compaction summary dropped of this session's state (`lessons.compact`)."""
+    from causantic.lessons.compact import restore_block
+    from causantic.store import open_store
+
+    with open_store(settings.db_path, readonly=True) as store:
+        return restore_block(store.conn, session_id, os.path.expanduser(transcript), max_chars)
 
 
 MORE = "\n\n(More from memory: the causantic MCP tools search, recall, predict, reconstruct.)"

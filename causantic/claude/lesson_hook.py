@@ -58,14 +58,15 @@ def post_tool_use(payload: dict[str, Any], settings: Settings) -> HookResult:
     from causantic.transcripts.project import project_for_cwd
 
     session_id = _str(payload.get("session_id"))
-    project = project_for_cwd(_str(payload.get("cwd")) or os.getcwd()).name
-    result = HookResult(project=project, session_id=session_id or None)
+    cwd = _str(payload.get("cwd")) or os.getcwd()
     with open_store(settings.db_path, readonly=True) as store:
-        match = lookup(store.conn, tool, subject, text, project=project, session_id=session_id,
-                       options=opts)
+        match = lookup(store.conn, tool, subject, text, project=lambda: project_for_cwd(cwd).name,
+                       session_id=session_id, options=opts)
     if match is None:
-        result.details["lesson"] = "none"
-        return result
+        # Most failed calls have no lesson: nothing is written then (hook-status shows offers
+        # and failures), which keeps the common path to one indexed read.
+        return HookResult(record=False)
+    result = HookResult(project=match.project, session_id=session_id or None)
     context = wrap_memory(match.text, "lesson")
     event = _str(payload.get("hook_event_name")) or "PostToolUse"
     result.details.update(lesson=match.lesson.id, exact=match.exact, chars=len(context),

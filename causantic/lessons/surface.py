@@ -24,6 +24,8 @@ from causantic.lessons.signature import Signature
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     import apsw
 
     from causantic.store.lessons import LessonRow
@@ -41,10 +43,10 @@ BUILTIN_TOOLS = frozenset({
 class Match:
     """A lesson offered for an error, and how well it matched (`exact`: same program)."""
 
-    __slots__ = ("lesson", "exact", "text")
+    __slots__ = ("lesson", "exact", "text", "project")
 
-    def __init__(self, lesson: LessonRow, exact: bool, text: str) -> None:
-        self.lesson, self.exact, self.text = lesson, exact, text
+    def __init__(self, lesson: LessonRow, exact: bool, text: str, project: str = "") -> None:
+        self.lesson, self.exact, self.text, self.project = lesson, exact, text, project
 
 
 def error_text(payload: dict[str, object]) -> tuple[str, str, str]:
@@ -110,11 +112,15 @@ def lookup(
     subject: str,
     text: str,
     *,
-    project: str = "",
+    project: str | Callable[[], str] = "",
     session_id: str = "",
     options: dict[str, object] | None = None,
 ) -> Match | None:
-    """The best lesson for this error, or None when no lesson matches well (see above)."""
+    """The best lesson for this error, or None when no lesson matches well (see above).
+
+    `project` (the current one, preferred among equal matches) may be a function: it is then
+    called only when some lesson matches, since finding a project can cost a few `stat`s.
+    """
     from causantic.store.lessons import find_by_message
 
     options = options or {}
@@ -129,7 +135,10 @@ def lookup(
     shown = _already_shown(conn, session_id)
     rank = {s.msg_hash: -i for i, s in reversed(list(enumerate(sigs)))}  # first line first
     best: tuple[tuple[int, int, int, int, str], LessonRow, bool] | None = None
-    for row in find_by_message(conn, list(rank)):
+    candidates = find_by_message(conn, list(rank))
+    if candidates and callable(project):
+        project = project()
+    for row in candidates:
         is_exact = row.sig_hash in exact
         if (not row.resolved and not unresolved) or (not is_exact and not message_level):
             continue
@@ -141,7 +150,7 @@ def lookup(
             best = (key, row, is_exact)
     if best is None:
         return None
-    return Match(best[1], best[2], render(best[1]))
+    return Match(best[1], best[2], render(best[1]), str(project))
 
 
 def _already_shown(conn: apsw.Connection, session_id: str) -> set[str]:
