@@ -215,6 +215,53 @@ def _summary(result: dict[str, Any]) -> list[dict[str, Any]]:
     return rows
 
 
+def compaction(roots: list[Path]) -> list[dict[str, Any]]:
+    """What compaction summaries leave out: for every summary in the transcripts, the session
+    as stored just before it (the transcript cut at the summary, ingested alone) against the
+    summary's text, by `causantic.lessons.compact.dropped`."""
+    from causantic.lessons.compact import dropped
+    from causantic.session_state import load_state
+    from causantic.store import open_store
+
+    totals = {k: [0, 0] for k in ("files edited", "commands that failed", "open errors",
+                                  "open todos", "last request")}
+    summaries = 0
+    for root in roots:
+        for path in sorted(root.rglob("*.jsonl")):
+            lines = path.read_bytes().split(b"\n")
+            for n, raw in enumerate(lines):
+                if b'"isCompactSummary":true' not in raw or n == 0:
+                    continue
+                rec = json.loads(raw)
+                text = rec.get("message", {}).get("content")
+                text = text if isinstance(text, str) else " ".join(
+                    b.get("text", "") for b in text or [] if isinstance(b, dict))
+                with tempfile.TemporaryDirectory(prefix="causantic-bench-compact-") as tmp:
+                    cut = Path(tmp) / "p" / path.name
+                    cut.parent.mkdir()
+                    cut.write_bytes(b"\n".join(lines[:n]) + b"\n")
+                    db = Path(tmp) / "m.db"
+                    _ingest_all(db, [cut.parent])
+                    with open_store(db, readonly=True) as store:
+                        state = load_state(store.conn, rec.get("sessionId", ""))
+                if state is None:
+                    continue
+                summaries += 1
+                d = dropped(state, text)
+                bash = [e for e in state.errors if e.tool == "Bash" and e.resolved]
+                for key, have, lost in (
+                        ("files edited", len(state.edited), len(d.edited)),
+                        ("commands that failed", len(bash), len(d.failed)),
+                        ("open errors", len(state.unresolved), len(d.open_errors)),
+                        ("open todos", len(state.open_todos), len(d.todos)),
+                        ("last request", int(bool(state.last_request)), int(bool(d.last_request)))):
+                    totals[key][0] += have
+                    totals[key][1] += lost
+    return [{"item": k, "in stored state": have, "not in the summary": lost,
+             "share dropped": f"{lost / have:.0%}" if have else "-", "summaries": summaries}
+            for k, (have, lost) in totals.items()]
+
+
 def latency(tiny: bool = False) -> list[dict[str, Any]]:
     """In-process lookup and fresh-process hook time on the big corpus (see above)."""
     from bench.corpus import cache_dir, corpus
@@ -292,10 +339,14 @@ def run(tiny: bool = False) -> dict[str, Any]:
     unlabelled = sorted({o["key"] for o in result["offers"] if o["label"] is None})
     if unlabelled:
         print(f"{len(unlabelled)} offers have no label in {LABELS.name}: {unlabelled[:10]}")
+    dropped = compaction([OWN] if tiny else [SHARED])
+    print_table("What compaction summaries leave out (state just before each summary)", dropped,
+                ["item", "in stored state", "not in the summary", "share dropped", "summaries"])
     speed = latency(tiny)
     print_table("PostToolUse lesson lookup latency", speed,
                 ["what", "median_ms", "p95_ms", "cpu_ms", "runs"])
-    out = {"summary": summary, "latency": speed, "offers": result["offers"],
+    out = {"summary": summary, "latency": speed, "compaction": dropped,
+           "offers": result["offers"],
            "load_average": os.getloadavg()[0]}
     write_result("lessons", out, tiny)
     return out

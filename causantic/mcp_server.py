@@ -114,8 +114,9 @@ def build_server(settings: Settings) -> MCPServer:
         from causantic.retrieval.chains import predict as run
 
         with _store(settings) as store:
-            return run(store, context, project=project, limit=limit,
-                       max_tokens=budget(max_tokens)).text
+            result = run(store, context, project=project, limit=limit,
+                         max_tokens=budget(max_tokens))
+        return _recorded(settings, "mcp:predict", result.as_dict(), result.text)
 
     @tool("reconstruct")
     def reconstruct(
@@ -142,10 +143,11 @@ def build_server(settings: Settings) -> MCPServer:
         from causantic.retrieval.reconstruct import reconstruct as run
 
         with _store(settings) as store:
-            return run(store.conn, project, mode=mode, session=session_id,
-                       previous_session=previous_session, current_session=current_session_id,
-                       days_back=days_back, start=start, end=end,
-                       max_tokens=budget(max_tokens)).text
+            result = run(store.conn, project, mode=mode, session=session_id,
+                         previous_session=previous_session, current_session=current_session_id,
+                         days_back=days_back, start=start, end=end,
+                         max_tokens=budget(max_tokens))
+        return _recorded(settings, "mcp:reconstruct", result.as_dict(), result.text)
 
     @tool("list-projects")
     def list_projects() -> str:

@@ -218,3 +218,24 @@ def test_after_compaction_the_briefing_adds_back_what_the_summary_dropped(tmp_pa
     assert "Open error: Bash `docker compose up -d db`" in block  # never fixed, not summarised
     assert "Last request: Now add the same discount to orders." in block
     assert "Failed earlier: Bash `mypy shop`" not in block  # the summary says mypy passes
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.mark.anyio
+async def test_mcp_search_returns_marked_lessons_and_is_recorded_in_the_ledger(lessons_db: Path):
+    """The MCP answer equals the CLI's `text` (lessons included) and lands in the ledger."""
+    from tests.test_mcp import call, cli_text, server
+
+    async with server(lessons_db) as session:
+        await session.initialize()
+        is_error, text = await call(session, "search", query="ERESOLVE", mode="keyword")
+    assert not is_error and "◇ lesson" in text
+    assert text == cli_text(lessons_db, "search", "ERESOLVE", "--mode", "keyword",
+                            json_text=True)
+    ledger = rows(lessons_db, "SELECT event, chunk_ids, lesson_ids FROM injections")
+    assert [r[0] for r in ledger] == ["mcp:search"]
+    assert json.loads(ledger[0][1]) and json.loads(ledger[0][2])

@@ -170,8 +170,9 @@ def _already_shown(conn: apsw.Connection, session_id: str) -> set[str]:
                                        tuple(ids))}
 
 
-def render(row: LessonRow, max_chars: int = MAX_CHARS) -> str:
-    """"Seen before in <project> on <date>: <error> -> fixed by <change> (session <id>)"."""
+def render(row: LessonRow, max_chars: int = MAX_CHARS, listing: bool = False) -> str:
+    """"Seen before in <project> on <date>: <error> -> fixed by <change> (session <id>)";
+    with `listing`, "<date> <project>: <error> -> ..." (for `causantic lessons`)."""
     date = row.time[:10]
     error = row.error if len(row.error) <= 240 else row.error[:239] + "…"
     what = f"`{_clip(row.subject, 100)}` failed with: {error}" if row.tool == "Bash" else \
@@ -184,7 +185,8 @@ def render(row: LessonRow, max_chars: int = MAX_CHARS) -> str:
     tried = ""
     if row.occurrences > 1 or len(attempts) > 1:
         tried = f" (failed {row.occurrences}x before that)"
-    text = (f"Seen before in {row.project} on {date}: {what}{tried}{tail}"
+    head = f"{date} {row.project}: " if listing else f"Seen before in {row.project} on {date}: "
+    text = (f"{head}{what}{tried}{tail}"
             f" (session {row.session_id[:8]}"
             + (f", commit {row.fix_commit[:8]}" if row.fix_commit else "") + ")")
     return _clip(text, max_chars)

@@ -60,8 +60,8 @@ def git_statuses(conn: apsw.Connection, rows: list[LessonRow],
     return out
 
 
-def _line(row: LessonRow, status: dict[str, object] | None) -> str:
-    text = render(row, max_chars=600)
+def _line(row: LessonRow, status: dict[str, object] | None, listing: bool = False) -> str:
+    text = render(row, max_chars=600, listing=listing)
     if status and status.get("text"):
         text += f" [git: {status['text']}]"
     return text
@@ -76,7 +76,8 @@ def list_view(conn: apsw.Connection, project: str | None = None, limit: int = 50
     lines = []
     for row in rows:
         mark = "✓" if row.resolved else "✗ seen, never solved:"
-        lines.append(f"{mark} {_line(row, statuses.get(row.id))}  [lesson {row.id[:8]}]")
+        lines.append(f"{mark} {_line(row, statuses.get(row.id), listing=True)}"
+                     f"  [lesson {row.id[:8]}]")
     if not rows:
         total = conn.execute("SELECT count(*) FROM lessons").fetchone()[0]
         chunks = conn.execute("SELECT 1 FROM chunks LIMIT 1").fetchone()
