@@ -291,25 +291,39 @@ def latency(tiny: bool = False) -> list[dict[str, Any]]:
              "median_ms": round(statistics.median(times), 2),
              "p95_ms": round(percentile(times, 95), 2), "cpu_ms": "-", "runs": len(times)}]
     env = dict(os.environ, CAUSANTIC_HOME=tempfile.mkdtemp(prefix="causantic-bench-home-"))
-    argv = [sys.executable, "-m", "causantic", "--db", str(db), "hook", "post-tool-use"]
-    walls, cpus = [], []
+    base = [sys.executable, "-m", "causantic", "--db", str(db), "hook"]
+    start = {"session_id": "bench", "cwd": "/nonexistent/bench", "source": "startup",
+             "hook_event_name": "SessionStart"}
+    n = 5 if tiny else 40
+    timed: dict[str, list[tuple[float, float]]] = {"post-tool-use": [], "session-start": []}
+    for i in range(n):  # interleaved, so both see the same load
+        timed["post-tool-use"].append(_time(base + ["post-tool-use"], payloads[i % len(payloads)],
+                                            env))
+        timed["session-start"].append(_time(base + ["session-start"], start, env))
+    for event, label in (("post-tool-use", "hook post-tool-use, fresh process"),
+                         ("session-start", "hook session-start, same conditions (reference)")):
+        walls = [w for w, _ in timed[event]]
+        rows.append({"what": f"{label} (python -m causantic)",
+                     "median_ms": round(statistics.median(walls), 1),
+                     "p95_ms": round(percentile(walls, 95), 1),
+                     "cpu_ms": round(statistics.median(c for _, c in timed[event]), 1),
+                     "runs": len(walls)})
+    return rows
+
+
+def _time(argv: list[str], payload: dict[str, Any], env: dict[str, str]) -> tuple[float, float]:
+    """(wall ms, CPU ms) of one hook process."""
     import resource
 
-    for p in payloads[: 5 if tiny else 40]:
-        data = json.dumps(p).encode()
-        before = resource.getrusage(resource.RUSAGE_CHILDREN)
-        started = time.perf_counter()
-        proc = subprocess.run(argv, input=data, capture_output=True, env=env, check=False)
-        walls.append((time.perf_counter() - started) * 1000)
-        after = resource.getrusage(resource.RUSAGE_CHILDREN)
-        cpus.append((after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime) * 1000)
-        if proc.returncode != 0:
-            raise RuntimeError(f"hook exited {proc.returncode}: {proc.stderr[:300]!r}")
-    rows.append({"what": "hook post-tool-use, fresh process (python -m causantic)",
-                 "median_ms": round(statistics.median(walls), 1),
-                 "p95_ms": round(percentile(walls, 95), 1),
-                 "cpu_ms": round(statistics.median(cpus), 1), "runs": len(walls)})
-    return rows
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.perf_counter()
+    proc = subprocess.run(argv, input=json.dumps(payload).encode(), capture_output=True,
+                          env=env, check=False)
+    wall = (time.perf_counter() - started) * 1000
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if proc.returncode != 0:
+        raise RuntimeError(f"hook exited {proc.returncode}: {proc.stderr[:300]!r}")
+    return wall, (after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime) * 1000
 
 
 def _payloads(db: Path, n: int) -> list[dict[str, Any]]:
@@ -343,7 +357,8 @@ def run(tiny: bool = False) -> dict[str, Any]:
     print_table("What compaction summaries leave out (state just before each summary)", dropped,
                 ["item", "in stored state", "not in the summary", "share dropped", "summaries"])
     speed = latency(tiny)
-    print_table("PostToolUse lesson lookup latency", speed,
+    print_table(f"PostToolUse lesson lookup latency (load average {os.getloadavg()[0]:.1f})",
+                speed,
                 ["what", "median_ms", "p95_ms", "cpu_ms", "runs"])
     out = {"summary": summary, "latency": speed, "compaction": dropped,
            "offers": result["offers"],

@@ -1,4 +1,4 @@
-"""Claude Code hook handlers: `causantic hook session-start|user-prompt-submit|pre-compact|session-end`.
+"""Claude Code hook handlers: `causantic hook session-start|user-prompt-submit|pre-compact|session-end|post-tool-use`.
 
 Contract (see ../shared/reference/claude-code-integration.md):
 
@@ -22,6 +22,10 @@ Contract (see ../shared/reference/claude-code-integration.md):
 - user-prompt-submit is off unless `[hooks] user_prompt_submit = true`; then it injects a
   keyword recall of at most `prompt_chars` characters, only for strong matches (see
   `causantic.retrieval.prompt`).
+- post-tool-use (PostToolUse on Bash, PostToolUseFailure) offers a past lesson for the error
+  just seen (`causantic.claude.lesson_hook`); on a `compact` session start the briefing opens
+  with what the compaction summary dropped (`causantic.lessons.compact`). Whatever a hook
+  prints is recorded in the injection ledger (`causantic ledger`).
 """
 
 from __future__ import annotations

@@ -184,7 +184,7 @@ def render(row: LessonRow, max_chars: int = MAX_CHARS, listing: bool = False) ->
     attempts = json.loads(row.attempts)
     tried = ""
     if row.occurrences > 1 or len(attempts) > 1:
-        tried = f" (failed {row.occurrences}x before that)"
+        tried = f" (failed {row.occurrences}x there)"
     head = f"{date} {row.project}: " if listing else f"Seen before in {row.project} on {date}: "
     text = (f"{head}{what}{tried}{tail}"
             f" (session {row.session_id[:8]}"
