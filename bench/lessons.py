@@ -131,15 +131,14 @@ def _success_payload(ev: Any) -> dict[str, Any]:
 def _text_search(conn: Any, ev: Any) -> tuple[str, str] | None:
     """For comparison only: the best resolved lesson by BM25 over lesson text for the error's
     line (what a search-based reminder would offer)."""
-    from causantic.lessons.signature import best_line
+    from causantic.lessons.signature import error_line
     from causantic.lessons.surface import BUILTIN_TOOLS, render
     from causantic.retrieval.fts import query_terms
-    from causantic.session_state import _message
     from causantic.store.lessons import COLUMNS, LessonRow
 
     if ev.tool in BUILTIN_TOOLS:
         return None
-    line = (best_line(ev.body) if ev.tool == "Bash" else "") or _message(ev.tool, ev.body)
+    line = error_line(ev.tool, ev.body)
     terms = [t for t in query_terms(line) if len(t) > 2][:12]
     if not terms:
         return None
@@ -158,15 +157,13 @@ def _loose(conn: Any, ev: Any) -> tuple[str, str] | None:
     """A looser matcher than the hook's, for comparison only: the newest resolved lesson of
     the same program with the same error class (or, without a class, the same first four
     words of the message)."""
-    from causantic.lessons.signature import Signature, best_line
+    from causantic.lessons.signature import Signature, error_line
     from causantic.lessons.surface import BUILTIN_TOOLS, render
-    from causantic.session_state import _message
     from causantic.store.lessons import COLUMNS, LessonRow
 
     if ev.tool in BUILTIN_TOOLS:
         return None
-    sig = Signature(ev.tool, ev.subject, (best_line(ev.body) if ev.tool == "Bash" else "")
-                    or _message(ev.tool, ev.body))
+    sig = Signature(ev.tool, ev.subject, error_line(ev.tool, ev.body))
     if not sig.program:
         return None
     cols = ", ".join(COLUMNS)

@@ -53,7 +53,10 @@ def post_tool_use(payload: dict[str, Any], settings: Settings) -> HookResult:
     tool, subject, text = error_text(payload)
     if not text or payload.get("is_interrupt"):
         return HookResult(record=False)
-    from causantic.lessons.surface import lookup
+    from causantic.lessons.surface import lookup, wanted_signatures
+
+    if not wanted_signatures(tool, subject, text, opts):  # nothing specific: no database work
+        return HookResult(record=False)
     from causantic.store import open_store
     from causantic.transcripts.project import project_for_cwd
 

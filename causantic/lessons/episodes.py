@@ -22,7 +22,7 @@ from collections import deque
 import apsw
 
 from causantic import session_state as st
-from causantic.lessons.signature import Signature, best_line, digest
+from causantic.lessons.signature import Signature, digest, error_line
 from causantic.store import lessons as table
 from causantic.store.lessons import LessonRow
 
@@ -88,7 +88,7 @@ def lessons_from_events(session_id: str, project: str, events: list[_Event]) -> 
     for e in calls:
         if e.ok or e.body.strip().startswith(st._NOT_ERRORS):
             continue
-        message = (best_line(e.body) if e.tool == "Bash" else "") or st._message(e.tool, e.body)
+        message = error_line(e.tool, e.body)
         sig = Signature(e.tool, e.subject, message)
         groups.setdefault(sig.sig_hash, []).append((e, sig, message))
     out = []

@@ -94,6 +94,38 @@ def best_line(text: str) -> str:
     return ""
 
 
+_ERROR_LINE = r"error|fail|panic|exception|traceback|fatal|denied|not found|cannot|undefined|no such"
+_TRIVIAL_LINE = r"^(exit code \d+|\[\w+\] \$ .*|error:?)$"
+
+
+def is_error_line(line: str) -> bool:
+    """Whether a line of output looks like it reports an error (as `causantic.session_state`
+    decides which line of a failed command is its message)."""
+    return bool(_rx(_ERROR_LINE, re.I).search(line))
+
+
+def error_line(tool: str, text: str) -> str:
+    """The line that names the error in a failed call's output: `best_line` for Bash, else the
+    first informative error line (a tool's own first line), at most 200 characters.
+
+    Ingest (`causantic.lessons.episodes`) and the hook both call this, so a stored lesson and a
+    live error are cut the same way.
+    """
+    if tool == "Bash":
+        best = best_line(text)
+        if best:
+            return best
+    lines = [_rx(r"</?tool_use_error>").sub("", line).strip() for line in text.strip().splitlines()]
+    lines = [line for line in lines if line]
+    trivial = _rx(_TRIVIAL_LINE, re.I)
+    informative = [line for line in lines if not trivial.match(line)]
+    found = None
+    if tool == "Bash":
+        found = next((line for line in informative if is_error_line(line)), None)
+    found = found or (informative[0] if informative else (lines[0] if lines else "error"))
+    return found if len(found) <= 200 else found[:199] + "…"
+
+
 def error_class(message: str) -> str:
     """The error's class when the message names one (`ModuleNotFoundError`, `error TS2322`,
     `E0308`, `--- FAIL`, `panic`), else ''."""

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 
-from causantic.lessons.signature import Signature
+from causantic.lessons.signature import Signature, error_line, is_error_line
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -79,22 +79,16 @@ def error_text(payload: dict[str, object]) -> tuple[str, str, str]:
 
 
 def _looks_failed(text: str) -> bool:
-    from causantic.session_state import _ERROR_LINE_RE
-
-    return bool(text.strip()) and any(_ERROR_LINE_RE.search(line)
-                                      for line in text.splitlines()[:400])
+    return bool(text.strip()) and any(is_error_line(line) for line in text.splitlines()[:400])
 
 
 def signatures(tool: str, subject: str, text: str) -> list[Signature]:
     """Signatures of the error: the line ingest would pick, then other error lines."""
-    from causantic.lessons.signature import best_line
-    from causantic.session_state import _ERROR_LINE_RE, _message
-
-    lines = [(best_line(text) if tool == "Bash" else "") or _message(tool, text)]
+    lines = [error_line(tool, text)]
     if tool == "Bash":
         for line in text.splitlines():
             line = line.strip()
-            if line and _ERROR_LINE_RE.search(line):
+            if line and is_error_line(line):
                 lines.append(line[:199] + "…" if len(line) > 200 else line)
                 if len(lines) > MAX_LINES:
                     break
@@ -104,6 +98,15 @@ def signatures(tool: str, subject: str, text: str) -> list[Signature]:
         if sig.informative:
             out.setdefault(sig.sig_hash, sig)
     return list(out.values())
+
+
+def wanted_signatures(tool: str, subject: str, text: str,
+                      options: dict[str, object] | None = None) -> list[Signature]:
+    """The signatures `lookup` would search for; [] when nothing is worth a query (the hook
+    then exits without opening the database)."""
+    if tool in BUILTIN_TOOLS and not (options or {}).get("builtin_tools", False):
+        return []
+    return signatures(tool, subject, text)
 
 
 def lookup(
@@ -124,19 +127,19 @@ def lookup(
     from causantic.store.lessons import find_by_message
 
     options = options or {}
-    if tool in BUILTIN_TOOLS and not options.get("builtin_tools", False):
-        return None
-    sigs = signatures(tool, subject, text)
+    sigs = wanted_signatures(tool, subject, text, options)
     if not sigs:
         return None
     exact = {s.sig_hash for s in sigs}
     unresolved = bool(options.get("unresolved", False))
     message_level = options.get("match", "exact") == "message"
-    shown = _already_shown(conn, session_id)
     rank = {s.msg_hash: -i for i, s in reversed(list(enumerate(sigs)))}  # first line first
     best: tuple[tuple[int, int, int, int, str], LessonRow, bool] | None = None
     candidates = find_by_message(conn, list(rank))
-    if candidates and callable(project):
+    if not candidates:
+        return None
+    shown = _already_shown(conn, session_id)
+    if callable(project):
         project = project()
     for row in candidates:
         is_exact = row.sig_hash in exact
