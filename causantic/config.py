@@ -27,7 +27,8 @@ The config file is TOML at `<home>/config.toml` (home = `CAUSANTIC_HOME`, defaul
     prompt_chars = 1500
 
     [lessons]                          # read by causantic.claude.lesson_hook (Settings.raw)
-    hook = true                        # the PostToolUse lesson lookup
+    hook = true                        # the PostToolUseFailure lesson lookup
+    bash_output = false                # also PostToolUse on Bash (exit 0, error printed)
     match = "exact"                    # or "message"
     unresolved = false
     builtin_tools = false

@@ -239,3 +239,23 @@ async def test_mcp_search_returns_marked_lessons_and_is_recorded_in_the_ledger(l
     ledger = rows(lessons_db, "SELECT event, chunk_ids, lesson_ids FROM injections")
     assert [r[0] for r in ledger] == ["mcp:search"]
     assert json.loads(ledger[0][1]) and json.loads(ledger[0][2])
+
+
+@pytest.mark.parametrize(("config", "events"), [
+    ("", ["PostToolUseFailure"]),
+    ("[lessons]\nbash_output = true\n", ["PostToolUse", "PostToolUseFailure"]),
+    ("[lessons]\nhook = false\nbash_output = true\n", []),
+])
+def test_install_registers_the_lesson_hook_as_configured(private_home: Path, config: str,
+                                                         events: list[str]):
+    """Failed calls by default; Bash output only when asked; nothing when switched off."""
+    (private_home / ".causantic").mkdir(mode=0o700)
+    (private_home / ".causantic" / "config.toml").write_text(config)
+    subprocess.run([PYTHON, "-m", "causantic", "install"], capture_output=True, timeout=60,
+                   check=True)
+    hooks = json.loads((private_home / ".claude" / "settings.json").read_text())["hooks"]
+    ours = sorted(event for event, groups in hooks.items() for g in groups
+                  for h in g["hooks"] if h["command"].endswith("hook post-tool-use"))
+    assert ours == events
+    if "PostToolUse" in events:
+        assert hooks["PostToolUse"][0]["matcher"] == "Bash"

@@ -173,9 +173,9 @@ def _hooks(settings: Settings, settings_json: dict | str | None) -> list[Check]:
     raw_hooks = settings_json.get("hooks")
     hooks: dict = raw_hooks if isinstance(raw_hooks, dict) else {}
     wanted = [s for s in HOOK_SPECS if s.command != "user-prompt-submit" or settings.hook_prompt_recall]
-    from causantic.claude.lesson_hook import hook_enabled
+    from causantic.claude.lesson_hook import registered
 
-    wanted = [s for s in wanted if s.command != "post-tool-use" or hook_enabled(settings)]
+    wanted = [s for s in wanted if s.command != "post-tool-use" or registered(settings, s.event)]
     missing, broken, found = [], [], []
     for spec in wanted:
         commands = [h.get("command") for g in hooks.get(spec.event) or [] if isinstance(g, dict)

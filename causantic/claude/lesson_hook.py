@@ -1,14 +1,16 @@
 """`causantic hook post-tool-use`: offer a past lesson when a tool call fails the same way.
 
-Registered for PostToolUse on Bash (a command that exits 0 but prints an error line) and
-PostToolUseFailure on every tool (newer Claude Code reports failed calls there, with `error`).
+Registered for PostToolUseFailure on every tool (Claude Code reports failed calls there, with
+`error`) and, with `[lessons] bash_output = true`, for PostToolUse on Bash (a command that
+exits 0 but prints an error line).
 The handler reads the payload, looks the error up (`causantic.lessons.surface`, SQL only) and,
 when a past lesson matches well, prints
 `{"hookSpecificOutput": {"hookEventName": <event>, "additionalContext": "<causantic-memory
 kind="lesson">Seen before in …</causantic-memory>"}}`, at most ~800 characters.
 
 Settings (`[lessons]` in config.toml): `hook = true` (set false to stop the lookups),
-`match = "exact" | "message"`, `unresolved = false`, `builtin_tools = false`.
+`bash_output = false`, `match = "exact" | "message"`, `unresolved = false`,
+`builtin_tools = false`.
 
 Also here: `record_injection`, which puts every hook's injected text into the ledger.
 """
@@ -41,6 +43,19 @@ HOOK_DEFAULT = True
 def hook_enabled(settings: Settings) -> bool:
     """`[lessons] hook`, else HOOK_DEFAULT."""
     return bool(options(settings).get("hook", HOOK_DEFAULT))
+
+
+def registered(settings: Settings, event: str) -> bool:
+    """Whether `install` registers the lesson hook for this Claude Code event.
+
+    PostToolUseFailure (failed calls) whenever the hook is on; PostToolUse on Bash (a command
+    that exits 0 but prints an error, `… 2>&1 | tail`) only with `[lessons] bash_output = true`:
+    it starts a process after every Bash call, and in the replay it found nothing the failure
+    event had not (0 offers on 83 such calls).
+    """
+    if not hook_enabled(settings):
+        return False
+    return event != "PostToolUse" or bool(options(settings).get("bash_output", False))
 
 
 def post_tool_use(payload: dict[str, Any], settings: Settings) -> HookResult:
