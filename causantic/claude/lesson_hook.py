@@ -50,8 +50,8 @@ def registered(settings: Settings, event: str) -> bool:
 
     PostToolUseFailure (failed calls) whenever the hook is on; PostToolUse on Bash (a command
     that exits 0 but prints an error, `… 2>&1 | tail`) only with `[lessons] bash_output = true`:
-    it starts a process after every Bash call, and in the replay it found nothing the failure
-    event had not (0 offers on 83 such calls).
+    it starts a process after every Bash call, and in the replay it made no offer (0 on 83
+    successful calls whose output showed error lines).
     """
     if not hook_enabled(settings):
         return False
