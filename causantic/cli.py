@@ -107,11 +107,44 @@ def cmd_search(args: argparse.Namespace, settings: Settings) -> int:
             mode=args.mode,
             cluster_expansion=expansion,
         )
-        from causantic.memory.commands import attach
+        from causantic.memory.commands import attach as attach_memories
+        from causantic.retrieval.lessons import attach as attach_lessons
 
-        result = attach(store, result, args.query, project=args.project, mode=args.mode,
-                        settings=settings, max_tokens=args.max_tokens or settings.max_tokens)
-    _emit(args, result.as_dict(), result.text)
+        result = attach_memories(store, result, args.query, project=args.project,
+                                 mode=args.mode, settings=settings,
+                                 max_tokens=args.max_tokens or settings.max_tokens)
+        answer, text = attach_lessons(store.conn, args.query, args.project, result.as_dict(),
+                                      result.text)
+    _emit(args, answer, text)
+    return 0
+
+
+def cmd_lessons(args: argparse.Namespace, settings: Settings) -> int:
+    from causantic.retrieval.lessons import list_view
+    from causantic.store import open_store
+
+    if args.rebuild:
+        from causantic.lessons.episodes import rebuild_all
+
+        with open_store(settings.db_path) as store:
+            n = rebuild_all(store.conn)
+        if not args.json:
+            print(f"Rebuilt lessons of every session: {n} stored.", file=sys.stderr)
+    unresolved = True if args.unresolved else None
+    with open_store(settings.db_path, readonly=True) as store:
+        answer, text = list_view(store.conn, project=args.project, limit=args.limit,
+                                 unresolved=unresolved, git=not args.no_git)
+    _emit(args, answer, text)
+    return 0
+
+
+def cmd_ledger(args: argparse.Namespace, settings: Settings) -> int:
+    from causantic.retrieval.lessons import ledger_view
+    from causantic.store import open_store
+
+    with open_store(settings.db_path, readonly=True) as store:
+        answer, text = ledger_view(store.conn, session_id=args.session, limit=args.limit)
+    _emit(args, answer, text)
     return 0
 
 
@@ -168,11 +201,17 @@ def _chain(args: argparse.Namespace, settings: Settings, direction: str) -> int:
         result = walk(store, _query(args), direction, project=args.project, limit=args.limit,
                       max_tokens=args.max_tokens or settings.max_tokens, max_chars=args.max_chars)
         if direction == "backward":
-            from causantic.memory.commands import attach
+            from causantic.memory.commands import attach as attach_memories
+            from causantic.retrieval.lessons import attach as attach_lessons
 
-            result = attach(store, result, args.query, project=args.project, mode="hybrid",
-                            settings=settings, max_tokens=args.max_tokens or settings.max_tokens)
-    _emit(args, result.as_dict(), result.text)
+            result = attach_memories(store, result, args.query, project=args.project,
+                                     mode="hybrid", settings=settings,
+                                     max_tokens=args.max_tokens or settings.max_tokens)
+            answer, text = attach_lessons(store.conn, args.query, args.project,
+                                          result.as_dict(), result.text)
+        else:
+            answer, text = result.as_dict(), result.text
+    _emit(args, answer, text)
     return 0
 
 
@@ -596,6 +635,25 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--project", help="only chunks of this project (name, worktree folder or path)")
     t.add_argument("--limit", type=_positive, default=50, help="most chunks (default 50)")
     t.add_argument("--json", action="store_true", help="one JSON object")
+
+    p = command("lessons", cmd_lessons,
+                "Lessons from past errors: what failed, what was tried, what fixed it.",
+                "causantic lessons --project cli --json")
+    p.add_argument("--project", help="only this project")
+    p.add_argument("--limit", type=_positive, default=50, help="most lessons (default 50)")
+    p.add_argument("--unresolved", action="store_true", help="only errors never solved")
+    p.add_argument("--no-git", action="store_true",
+                   help="do not ask git whether each fix is still in the repository")
+    p.add_argument("--rebuild", action="store_true",
+                   help="derive every session's lessons again first (databases from before lessons)")
+    p.add_argument("--json", action="store_true", help="one JSON object")
+
+    p = command("ledger", cmd_ledger,
+                "What memory was injected into Claude Code (hooks, MCP answers), and its tokens.",
+                "causantic ledger --session 61cb3ba8")
+    p.add_argument("--session", help="only this session (8+ characters of its id)")
+    p.add_argument("--limit", type=_positive, default=100, help="most entries (default 100)")
+    p.add_argument("--json", action="store_true", help="one JSON object")
 
     p = command("forget", cmd_forget, "Delete memory for good (previews unless --yes).",
                 'causantic forget --project cli --query "api key" --threshold 0.7')

@@ -25,6 +25,13 @@ The config file is TOML at `<home>/config.toml` (home = `CAUSANTIC_HOME`, defaul
     user_prompt_submit = false         # keyword recall on every prompt (off by default)
     session_start_chars = 6000         # briefing cap (never above 9,500)
     prompt_chars = 1500
+
+    [lessons]                          # read by causantic.claude.lesson_hook (Settings.raw)
+    hook = true                        # the PostToolUseFailure lesson lookup
+    bash_output = false                # also PostToolUse on Bash (exit 0, error printed)
+    match = "exact"                    # or "message"
+    unresolved = false
+    builtin_tools = false
 """
 
 from __future__ import annotations

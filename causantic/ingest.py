@@ -32,6 +32,7 @@ import apsw
 
 from causantic.chunking import DEFAULT_MAX_TOKENS, Chunk, chunk_turn
 from causantic.errors import CausanticError, UsageError
+from causantic.lessons.episodes import refresh as refresh_lessons
 from causantic.linking import link_project_continuations, link_session
 from causantic.session_state import refresh as refresh_session_states
 from causantic.store import files as file_table
@@ -376,6 +377,7 @@ def _write(
             for project in sorted(touched_projects):
                 edges += link_project_continuations(conn, project)
             refresh_session_states(conn, touched)
+            refresh_lessons(conn, touched)
     except apsw.BusyError as exc:
         names = ", ".join(item.tf.path.name for item in batch[:3])
         raise CausanticError(

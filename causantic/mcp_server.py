@@ -81,16 +81,20 @@ def build_server(settings: Settings) -> MCPServer:
         ] = "hybrid",
     ) -> str:
         """What do we know about X: past discussion, errors, decisions, files, commands, ranked by relevance. Not for "what happened last/recently" (use reconstruct) or "how did we get to X" (use recall)."""
-        from causantic.memory.commands import attach
+        from causantic.memory.commands import attach as attach_memories
         from causantic.retrieval.expand import enabled
+        from causantic.retrieval.lessons import attach as attach_lessons
         from causantic.retrieval.search import search as run
 
         with _store(settings) as store:
             result = run(store, query, project=project, limit=limit,
                          max_tokens=budget(max_tokens), mode=mode,
                          cluster_expansion=enabled(settings.raw))
-            return attach(store, result, query, project=project, mode=mode, settings=settings,
-                          max_tokens=budget(max_tokens)).text
+            result = attach_memories(store, result, query, project=project, mode=mode,
+                                     settings=settings, max_tokens=budget(max_tokens))
+            answer, text = attach_lessons(store.conn, query, project, result.as_dict(),
+                                          result.text)
+        return _recorded(settings, "mcp:search", answer, text)
 
     @tool("recall")
     def recall(
@@ -100,13 +104,18 @@ def build_server(settings: Settings) -> MCPServer:
         max_tokens: MaxTokens = None,
     ) -> str:
         """How did we solve or decide X: walks the causal chain backwards from the best match and tells the episode in order (problem, attempts, fix). Not for recency questions (use reconstruct)."""
-        from causantic.memory.commands import attach
+        from causantic.memory.commands import attach as attach_memories
         from causantic.retrieval.chains import recall as run
+        from causantic.retrieval.lessons import attach as attach_lessons
 
         with _store(settings) as store:
-            result = run(store, query, project=project, limit=limit, max_tokens=budget(max_tokens))
-            return attach(store, result, query, project=project, mode="hybrid", settings=settings,
-                          max_tokens=budget(max_tokens)).text
+            result = run(store, query, project=project, limit=limit,
+                         max_tokens=budget(max_tokens))
+            result = attach_memories(store, result, query, project=project, mode="hybrid",
+                                     settings=settings, max_tokens=budget(max_tokens))
+            answer, text = attach_lessons(store.conn, query, project, result.as_dict(),
+                                          result.text)
+        return _recorded(settings, "mcp:recall", answer, text)
 
     @tool("predict")
     def predict(
@@ -119,8 +128,9 @@ def build_server(settings: Settings) -> MCPServer:
         from causantic.retrieval.chains import predict as run
 
         with _store(settings) as store:
-            return run(store, context, project=project, limit=limit,
-                       max_tokens=budget(max_tokens)).text
+            result = run(store, context, project=project, limit=limit,
+                         max_tokens=budget(max_tokens))
+        return _recorded(settings, "mcp:predict", result.as_dict(), result.text)
 
     @tool("reconstruct")
     def reconstruct(
@@ -147,10 +157,11 @@ def build_server(settings: Settings) -> MCPServer:
         from causantic.retrieval.reconstruct import reconstruct as run
 
         with _store(settings) as store:
-            return run(store.conn, project, mode=mode, session=session_id,
-                       previous_session=previous_session, current_session=current_session_id,
-                       days_back=days_back, start=start, end=end,
-                       max_tokens=budget(max_tokens)).text
+            result = run(store.conn, project, mode=mode, session=session_id,
+                         previous_session=previous_session, current_session=current_session_id,
+                         days_back=days_back, start=start, end=end,
+                         max_tokens=budget(max_tokens))
+        return _recorded(settings, "mcp:reconstruct", result.as_dict(), result.text)
 
     @tool("list-projects")
     def list_projects() -> str:
@@ -277,6 +288,21 @@ def _store(settings: Settings) -> Iterator[Store]:
 
     with _errors(), open_store(settings.db_path, readonly=True) as store:
         yield store
+
+
+def _recorded(settings: Settings, event: str, answer: dict[str, object], text: str) -> str:
+    """`text`, after recording it in the injection ledger (`causantic ledger`)."""
+    from causantic.store.ledger import record_at
+
+    results = answer.get("results")
+    lessons = answer.get("lessons")
+    try:
+        record_at(str(settings.db_path), event, text,
+                  chunk_ids=[r["chunk_id"] for r in results] if isinstance(results, list) else [],
+                  lesson_ids=[r["id"] for r in lessons] if isinstance(lessons, list) else [])
+    except Exception:  # noqa: BLE001 - an unrecorded answer is still an answer
+        pass
+    return text
 
 
 def serve(settings: Settings) -> None:

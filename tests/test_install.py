@@ -89,8 +89,8 @@ def test_install_merges_without_touching_other_entries(claude_home: dict[str, Pa
     settings = json.loads(claude_home["settings"].read_text())
     assert _strip_ours(settings) == THEIR_SETTINGS
     ours = _ours(settings)
-    assert sorted(ours) == ["PreCompact", "SessionEnd", "SessionStart",
-                            "SubagentStop"]  # prompt recall is off
+    assert sorted(ours) == ["PostToolUseFailure", "PreCompact", "SessionEnd", "SessionStart",
+                            "SubagentStop"]  # prompt recall and Bash-output lessons are off
     for event, timeout in (("SessionStart", 10), ("PreCompact", 30), ("SessionEnd", 10),
                            ("SubagentStop", 10)):
         (handler,) = ours[event]
@@ -163,8 +163,8 @@ def test_install_creates_missing_files(private_home: Path):
     """No settings.json yet (a fresh Claude Code): create it rather than skip the hooks."""
     _causantic("install")
     settings = private_home / ".claude" / "settings.json"
-    assert sorted(_ours(json.loads(settings.read_text()))) == ["PreCompact", "SessionEnd",
-                                                              "SessionStart", "SubagentStop"]
+    assert sorted(_ours(json.loads(settings.read_text()))) == [
+        "PostToolUseFailure", "PreCompact", "SessionEnd", "SessionStart", "SubagentStop"]
     assert settings.stat().st_mode & 0o777 == 0o600
     state = json.loads((private_home / ".claude" / ".claude.json").read_text())
     assert list(state["mcpServers"]) == ["causantic"]

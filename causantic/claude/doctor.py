@@ -71,6 +71,7 @@ def run_doctor(settings: Settings, now: float | None = None) -> Report:
     checks.append(_mcp(settings))
     checks += _hook_runs(settings)
     checks.append(_transcripts(settings, settings_json, now))
+    checks += _injections(settings)
     return Report(checks)
 
 
@@ -141,6 +142,22 @@ def _vectors(settings: Settings) -> Check:
     return Check("vectors", "ok", f"sqlite-vec {version} loads")
 
 
+def _injections(settings: Settings) -> list[Check]:
+    """Tokens injected per recent session, from the ledger (`causantic ledger`)."""
+    from causantic.retrieval.lessons import ledger_summary
+    from causantic.store import open_store
+
+    if not settings.db_path.exists():
+        return []
+    try:
+        with open_store(settings.db_path, readonly=True) as store:
+            summary = ledger_summary(store.conn)
+    except Exception as exc:  # noqa: BLE001 - reported, not raised
+        return [Check("injections", "warning", f"the ledger cannot be read: {_one_line(exc)}")]
+    return [Check("injections", "ok", "tokens injected per recent session: "
+                  + (summary or "none yet") + " (`causantic ledger`)")]
+
+
 def _hooks(settings: Settings, settings_json: dict | str | None) -> list[Check]:
     from causantic.claude.install import HOOK_SPECS, is_ours
 
@@ -156,6 +173,9 @@ def _hooks(settings: Settings, settings_json: dict | str | None) -> list[Check]:
     raw_hooks = settings_json.get("hooks")
     hooks: dict = raw_hooks if isinstance(raw_hooks, dict) else {}
     wanted = [s for s in HOOK_SPECS if s.command != "user-prompt-submit" or settings.hook_prompt_recall]
+    from causantic.claude.lesson_hook import registered
+
+    wanted = [s for s in wanted if s.command != "post-tool-use" or registered(settings, s.event)]
     missing, broken, found = [], [], []
     for spec in wanted:
         commands = [h.get("command") for g in hooks.get(spec.event) or [] if isinstance(g, dict)

@@ -1,4 +1,4 @@
-"""Claude Code hook handlers: `causantic hook session-start|user-prompt-submit|pre-compact|session-end|subagent-stop`.
+"""Claude Code hook handlers: `causantic hook session-start|user-prompt-submit|pre-compact|session-end|subagent-stop|post-tool-use`.
 
 Contract (see ../shared/reference/claude-code-integration.md):
 
@@ -30,6 +30,10 @@ Contract (see ../shared/reference/claude-code-integration.md):
 - user-prompt-submit is off unless `[hooks] user_prompt_submit = true`; then it injects a
   keyword recall of at most `prompt_chars` characters, only for strong matches (see
   `causantic.retrieval.prompt`).
+- post-tool-use (PostToolUse on Bash, PostToolUseFailure) offers a past lesson for the error
+  just seen (`causantic.claude.lesson_hook`); on a `compact` session start the briefing opens
+  with what the compaction summary dropped (`causantic.lessons.compact`). Whatever a hook
+  prints is recorded in the injection ledger (`causantic ledger`).
 """
 
 from __future__ import annotations
@@ -49,13 +53,15 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing on the h
 if TYPE_CHECKING:
     from typing import Any
 
-EVENTS = ("session-start", "user-prompt-submit", "pre-compact", "session-end", "subagent-stop")
+EVENTS = ("session-start", "user-prompt-submit", "pre-compact", "session-end", "subagent-stop",
+          "post-tool-use")
 EVENT_NAMES = {
     "session-start": "SessionStart",
     "user-prompt-submit": "UserPromptSubmit",
     "pre-compact": "PreCompact",
     "session-end": "SessionEnd",
     "subagent-stop": "SubagentStop",
+    "post-tool-use": "PostToolUse",
 }
 MAX_STDIN_BYTES = 8 << 20
 STDIN_TIMEOUT_S = 2.0
@@ -109,6 +115,9 @@ def run(argv: list[str], db: str | None = None) -> int:
         result = HANDLERS[event](payload, settings)
         if result.output:
             _write_stdout(result.output)
+            from causantic.claude.lesson_hook import record_injection
+
+            record_injection(settings, event, result, session_id)
         if result.record:
             status.record(
                 settings.home,
@@ -172,10 +181,18 @@ def session_start(payload: dict[str, Any], settings: Settings) -> HookResult:
         return result
     cap = min(settings.session_start_chars, HARD_INJECTION_CAP)
     room = cap - len(wrap_memory("", "briefing"))
+    restored = ""
+    if compacted:  # add back what the compaction summary dropped (causantic.lessons.compact)
+        restored = _after_compaction(settings, session_id, _str(payload.get("transcript_path")),
+                                     room // 3)
+        room -= len(restored) + 2 if restored else 0
     if compacted and not session_id:
         text = ""
     else:  # after compaction the session goes on: brief it on itself, never on another
         result.project, text = _briefing(settings, cwd, session_id, room, current=compacted)
+    if restored:
+        result.details["restored_chars"] = len(restored)
+        text = restored + "\n\n" + clip(text, room) if text else restored
     if not text:
         result.details["briefing"] = "nothing for this project"
         return result
@@ -190,6 +207,15 @@ def session_start(payload: dict[str, Any], settings: Settings) -> HookResult:
             ensure_ascii=False,
         )
     return result
+
+
+def _after_compaction(settings: Settings, session_id: str, transcript: str, max_chars: int) -> str:
+    """What the compaction summary dropped of this session's state (`lessons.compact`)."""
+    from causantic.lessons.compact import restore_block
+    from causantic.store import open_store
+
+    with open_store(settings.db_path, readonly=True) as store:
+        return restore_block(store.conn, session_id, os.path.expanduser(transcript), max_chars)
 
 
 MORE = "\n\n(More from memory: the causantic MCP tools search, recall, predict, reconstruct.)"
@@ -530,6 +556,13 @@ def _project_of(settings: Settings, session_id: str) -> str | None:
     return row[0] if row else None
 
 
+def post_tool_use(payload: dict[str, Any], settings: Settings) -> HookResult:
+    """PostToolUse / PostToolUseFailure: a past lesson for this error (`claude.lesson_hook`)."""
+    from causantic.claude.lesson_hook import post_tool_use as handler
+
+    return handler(payload, settings)
+
+
 # -- shared --------------------------------------------------------------------------------
 
 HANDLERS = {
@@ -538,6 +571,7 @@ HANDLERS = {
     "pre-compact": pre_compact,
     "session-end": session_end,
     "subagent-stop": subagent_stop,
+    "post-tool-use": post_tool_use,
 }
 
 

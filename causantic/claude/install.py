@@ -11,6 +11,8 @@ What install writes (nothing else in either file changes):
       SessionEnd        (all reasons)                           … hook session-end         10 s
       SubagentStop      (all agent types)                       … hook subagent-stop       10 s
       UserPromptSubmit  only with [hooks] user_prompt_submit    … hook user-prompt-submit   5 s
+      PostToolUseFailure (all tools; not with [lessons] hook = false) … hook post-tool-use 5 s
+      PostToolUse       matcher "Bash", only with [lessons] bash_output  … hook post-tool-use 5 s
 
   The command is `<abs python> -S <abs causantic.pyz> hook <event>` when running from the
   archive, else `<abs python> -m causantic hook <event>`; `--db PATH` is added when install
@@ -62,6 +64,10 @@ HOOK_SPECS = (
     HookSpec("SessionEnd", "session-end", None, 10),
     HookSpec("SubagentStop", "subagent-stop", None, 10),
     HookSpec("UserPromptSubmit", "user-prompt-submit", None, 5),
+    # Lessons (causantic.claude.lesson_hook.registered): PostToolUse only with
+    # [lessons] bash_output = true; neither with [lessons] hook = false.
+    HookSpec("PostToolUse", "post-tool-use", "Bash", 5),
+    HookSpec("PostToolUseFailure", "post-tool-use", None, 5),
 )
 OUR_COMMANDS = frozenset(s.command for s in HOOK_SPECS)
 
@@ -160,6 +166,9 @@ def plan_install(
     """
     specs = [s for s in HOOK_SPECS
              if s.command != "user-prompt-submit" or settings.hook_prompt_recall]
+    from causantic.claude.lesson_hook import registered
+
+    specs = [s for s in specs if s.command != "post-tool-use" or registered(settings, s.event)]
     path = settings_path(settings)
     before, data = _load(path)
     after_data = copy.deepcopy(data)

@@ -438,3 +438,76 @@ def add_session_checkout(conn: apsw.Connection) -> None:
     resolution then derives it from their `cwd`.
     """
     conn.execute("ALTER TABLE sessions ADD COLUMN checkout TEXT")
+
+
+@migration
+def add_lessons_and_ledger(conn: apsw.Connection) -> None:
+    """Lessons (issue 16; see `causantic.lessons`) and the injection ledger.
+
+    `lessons`: one row per distinct error signature per session, derived from its chunks at
+    ingest (rebuilt whenever the session is); deleting any chunk of a session drops them, as
+    for `session_state`. `lessons_fts` indexes their text for search. `injections`: one row
+    per piece of memory handed to Claude Code (hook output, MCP answer) with what it held.
+    Databases from before this version get lessons from `causantic lessons --rebuild` or the
+    next ingest of each session.
+    """
+    conn.execute(
+        """
+        CREATE TABLE lessons (
+            rowid INTEGER PRIMARY KEY,
+            id TEXT NOT NULL UNIQUE,               -- hash of session and signature
+            session_id TEXT NOT NULL,
+            project TEXT NOT NULL,
+            time TEXT NOT NULL,                    -- first occurrence
+            tool TEXT NOT NULL,
+            program TEXT NOT NULL,                 -- `go test`, `mise run`, or the tool name
+            error_class TEXT NOT NULL DEFAULT '',
+            signature TEXT NOT NULL,               -- normalised message
+            sig_hash TEXT NOT NULL,                -- program + signature
+            msg_hash TEXT NOT NULL,                -- signature alone
+            informative INTEGER NOT NULL,          -- 0: too generic to match on
+            error TEXT NOT NULL,                   -- the message as seen (redacted)
+            subject TEXT NOT NULL,                 -- the failing command or file
+            occurrences INTEGER NOT NULL,
+            attempts TEXT NOT NULL DEFAULT '[]',   -- JSON: failed attempts, oldest first
+            resolved INTEGER NOT NULL,
+            fix TEXT NOT NULL DEFAULT '',          -- what made it pass, in words
+            fix_command TEXT NOT NULL DEFAULT '',
+            fix_files TEXT NOT NULL DEFAULT '[]',  -- JSON: files edited on the way to the fix
+            fix_time TEXT NOT NULL DEFAULT '',
+            fix_commit TEXT NOT NULL DEFAULT '',   -- first commit after the fix, if any
+            error_chunk TEXT NOT NULL,
+            fix_chunk TEXT NOT NULL DEFAULT '',
+            change_chunks TEXT NOT NULL DEFAULT '[]'
+        );
+        CREATE INDEX lessons_by_msg ON lessons(msg_hash, resolved);
+        CREATE INDEX lessons_by_session ON lessons(session_id);
+        CREATE INDEX lessons_by_project ON lessons(project, time);
+        CREATE TRIGGER chunks_lessons_delete AFTER DELETE ON chunks BEGIN
+            DELETE FROM lessons WHERE session_id = old.session_id;
+        END;
+        CREATE VIRTUAL TABLE lessons_fts USING fts5(
+            text, content='', contentless_delete=1, tokenize='porter unicode61'
+        );
+        CREATE TRIGGER lessons_fts_insert AFTER INSERT ON lessons BEGIN
+            INSERT INTO lessons_fts(rowid, text) VALUES (
+                new.rowid, new.program || ' ' || new.error || ' ' || new.subject || ' ' || new.fix);
+        END;
+        CREATE TRIGGER lessons_fts_delete AFTER DELETE ON lessons BEGIN
+            DELETE FROM lessons_fts WHERE rowid = old.rowid;
+        END;
+
+        CREATE TABLE injections (
+            rowid INTEGER PRIMARY KEY,
+            time TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ','now')),
+            event TEXT NOT NULL,                   -- session-start, post-tool-use, mcp:search, ...
+            session_id TEXT NOT NULL DEFAULT '',
+            project TEXT NOT NULL DEFAULT '',
+            chars INTEGER NOT NULL,
+            tokens INTEGER NOT NULL,
+            chunk_ids TEXT NOT NULL DEFAULT '[]',  -- JSON
+            lesson_ids TEXT NOT NULL DEFAULT '[]'  -- JSON
+        );
+        CREATE INDEX injections_by_session ON injections(session_id, time);
+        """
+    )

@@ -1,0 +1,106 @@
+"""The lessons table: error episodes derived from a session's chunks (see `causantic.lessons`).
+
+Rows are replaced per session (`replace_session`), so re-ingesting a session is idempotent;
+ids are content hashes of the session and the error signature. Reads used by the PostToolUse
+hook (`find_by_message`) are one indexed query.
+"""
+
+from __future__ import annotations
+
+import apsw
+
+from causantic.records import Record
+
+COLUMNS = (
+    "id", "session_id", "project", "time", "tool", "program", "error_class", "signature",
+    "sig_hash", "msg_hash", "informative", "error", "subject", "occurrences", "attempts",
+    "resolved", "fix", "fix_command", "fix_files", "fix_time", "fix_commit", "error_chunk",
+    "fix_chunk", "change_chunks",
+)
+_SELECT = "SELECT " + ", ".join(COLUMNS) + " FROM lessons"
+
+
+class LessonRow(Record):
+    """One stored lesson; JSON columns (`attempts`, `fix_files`, `change_chunks`) as text."""
+
+    __slots__ = COLUMNS
+
+    def __init__(self, *values: object, **named: object) -> None:
+        self._init(**dict(zip(COLUMNS, values)), **named)
+
+
+def replace_session(conn: apsw.Connection, session_id: str, rows: list[LessonRow]) -> None:
+    """Make the session's lessons exactly `rows` (inside the caller's transaction).
+
+    Unchanged rows are left in place, so an incremental ingest rewrites only what changed.
+    """
+    old = {r[0]: r[1:] for r in conn.execute(
+        "SELECT " + ", ".join(COLUMNS) + " FROM lessons WHERE session_id = ?", (session_id,))}
+    new = {r.id: r for r in rows}
+    for lesson_id, values in old.items():
+        row = new.get(lesson_id)
+        if row is None or tuple(getattr(row, c) for c in COLUMNS[1:]) != values:
+            conn.execute("DELETE FROM lessons WHERE id = ?", (lesson_id,))
+    placeholders = ",".join("?" * len(COLUMNS))
+    for row in rows:
+        conn.execute(
+            f"INSERT OR IGNORE INTO lessons({', '.join(COLUMNS)}) VALUES ({placeholders})",
+            tuple(getattr(row, c) for c in COLUMNS),
+        )
+
+
+def delete_session(conn: apsw.Connection, session_id: str) -> None:
+    conn.execute("DELETE FROM lessons WHERE session_id = ?", (session_id,))
+
+
+def list_lessons(
+    conn: apsw.Connection,
+    project: str | None = None,
+    resolved: bool | None = None,
+    limit: int = 50,
+) -> list[LessonRow]:
+    """Lessons, newest first, optionally of one project and resolved or not."""
+    where, args = [], []
+    if project:
+        where.append("project = ?")
+        args.append(project)
+    if resolved is not None:
+        where.append("resolved = ?")
+        args.append(int(resolved))
+    sql = _SELECT + (" WHERE " + " AND ".join(where) if where else "")
+    rows = conn.execute(sql + " ORDER BY time DESC, id LIMIT ?", (*args, limit))
+    return [LessonRow(*r) for r in rows]
+
+
+def find_by_message(
+    conn: apsw.Connection, msg_hashes: list[str], limit: int = 20
+) -> list[LessonRow]:
+    """Informative lessons whose normalised message has one of these hashes, newest first."""
+    if not msg_hashes:
+        return []
+    marks = ",".join("?" * len(msg_hashes))
+    rows = conn.execute(
+        f"{_SELECT} WHERE msg_hash IN ({marks}) AND informative = 1 ORDER BY time DESC LIMIT ?",
+        (*msg_hashes, limit),
+    )
+    return [LessonRow(*r) for r in rows]
+
+
+def search_lessons(
+    conn: apsw.Connection, match: str, project: str | None = None, limit: int = 3
+) -> list[LessonRow]:
+    """Lessons whose text matches an FTS5 `match` expression (built by `fts_query`), best first."""
+    sql = (f"{_SELECT} WHERE rowid IN (SELECT rowid FROM lessons_fts WHERE lessons_fts MATCH ?"
+           " ORDER BY rank LIMIT 50) AND informative = 1")
+    args: list[object] = [match]
+    if project:
+        sql += " AND project = ?"
+        args.append(project)
+    rows = conn.execute(sql + " ORDER BY resolved DESC, time DESC LIMIT ?", (*args, limit))
+    return [LessonRow(*r) for r in rows]
+
+
+def count(conn: apsw.Connection) -> tuple[int, int]:
+    """(lessons, resolved lessons)."""
+    row = conn.execute("SELECT count(*), coalesce(sum(resolved), 0) FROM lessons").fetchone()
+    return int(row[0]), int(row[1])
