@@ -33,6 +33,7 @@ import apsw
 from causantic.chunking import DEFAULT_MAX_TOKENS, Chunk, chunk_turn
 from causantic.errors import CausanticError, UsageError
 from causantic.linking import link_project_continuations, link_session
+from causantic.scrub import scrub_parsed
 from causantic.session_state import refresh as refresh_session_states
 from causantic.store import files as file_table
 from causantic.store.chunks import delete_from, forgotten_keys, insert_chunks
@@ -230,6 +231,8 @@ def _read(
             if isinstance(data, mmap.mmap):
                 data.close()
     warmup = tf.kind == "subagent" and is_warmup(parsed)
+    # The one place transcript text enters: everything stored is derived from `parsed`.
+    scrub_parsed(parsed, redact)
     chunks: list[Chunk] = []
     if not warmup:
         for turn in parsed.turns:

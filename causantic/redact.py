@@ -510,22 +510,52 @@ def _bearer(text: str, m: re.Match[str]) -> _Span | None:
 
 
 _PEM_END_RE = re.compile(r"-----END[ A-Z0-9]{0,40}-----")
-# Between the header and the END line: base64, whitespace (or JSON-escaped \n), and the
-# "Proc-Type: 4,ENCRYPTED" / "DEK-Info: ..." / "Comment: ..." headers of older formats.
-_PEM_BODY_RE = re.compile(r"[A-Za-z0-9+/=\s\\:,.\-\"]{0,16384}")
-# Without an END line (truncated output): whole lines of base64 or headers only, so the
-# prose that follows is kept.
-_PEM_LINES_RE = re.compile(
-    r"(?:[ \t]{0,64}+(?:\r?\n|\\r?\\n)(?:[A-Za-z0-9+/=]{1,128}+|[A-Za-z-]{1,20}: [^\n\\]{0,128}+|)"
-    r"(?=[ \t]{0,64}+(?:\r?\n|\\r?\\n|$))){0,1024}"
+# Between the header and the END line: base64, whitespace, JSON-escaped \n, the prefixes of
+# Read output (`    12→`), diffs (`+ `), quotes, our own trim markers ("[… 40 lines omitted …]")
+# and the "Proc-Type: 4,ENCRYPTED" / "DEK-Info: ..." / "Comment: ..." headers.
+_PEM_BODY_RE = re.compile(r"[A-Za-z0-9+/=\s\\:,.\-\"'\u2192\u2026\[\]>|;]{0,16384}")
+# One line of a key seen line by line (no END line in reach, or the tail of a key whose header
+# was cut away): a separator (newline or JSON-escaped \n), then the prefixes tools add, then
+# base64, a header, a trim marker, an END line or nothing.
+_PEM_SEP = r"(?:\r?\n|\\{1,4}r?\\{0,4}n)"
+_PEM_PREFIX = r"[ \t]{0,16}+(?:\d{1,7}+(?:\u2192|\t))?(?:[+\->|][ \t]?)?[ \t]{0,16}+[\"']?"
+_PEM_CONTENT = (
+    r"(?:(?P<b64>[A-Za-z0-9+/=]{1,200}+)|[A-Za-z-]{1,20}: [^\n\\]{0,128}+"
+    r"|\[\u2026[^\]\n]{0,60}\]|(?P<end>-----END[ A-Z0-9]{0,40}-----)|)"
 )
-
-
+_PEM_LINE_RE = re.compile(
+    _PEM_SEP + _PEM_PREFIX + _PEM_CONTENT
+    + r"(?: \u2026| \[\u2026continued\])?[\"']?,?[ \t]{0,16}+(?=\r?\n|\\|\Z)"
+)
+_PEM_TAIL_RE = re.compile(r"-----END (?:[A-Z0-9]{1,12} ){0,3}PRIVATE KEY(?: BLOCK)?-----")
+_PEM_SPLIT_RE = re.compile(_PEM_SEP)
+_PEM_BODY_LINE_RE = re.compile(
+    _PEM_PREFIX + r"(?:(?P<b64>[A-Za-z0-9+/=]{16,200}+)|\[\u2026[^\]\n]{0,60}\])"
+    + r"(?: \u2026| \[\u2026continued\])?[\"']?,?[ \t]{0,16}+"
+)
 _PEM_KEY_MATERIAL_RE = re.compile(r"[A-Za-z0-9+/]{40}")
 
 
+def _pem_lines_end(text: str, pos: int) -> int:
+    """End of the run of key lines that starts at ``pos`` (the end of a header)."""
+    end = pos
+    for _ in range(1024):
+        line = _PEM_LINE_RE.match(text, end)
+        if line is None:
+            break
+        end = line.end()
+        if line.group("end"):
+            break
+    return end
+
+
 def _private_key(text: str, m: re.Match[str]) -> _Span | None:
-    """The whole PEM block whose ``-----BEGIN ... PRIVATE KEY-----`` header ``m`` matched."""
+    """The whole PEM block whose ``-----BEGIN ... PRIVATE KEY-----`` header ``m`` matched.
+
+    The block is recognised through the prefixes tools put on lines (Read's line numbers,
+    diff markers), JSON-escaped newlines and our own trim markers; without an END line in
+    reach (truncated output), every following line that looks like key material is taken.
+    """
     start = m.start() - len("-----")
     end = m.end()
     end_at = text.find("-----END", end, end + 16384)
@@ -537,12 +567,35 @@ def _private_key(text: str, m: re.Match[str]) -> _Span | None:
     ):
         span_end = tail.end()
     else:
-        lines = _PEM_LINES_RE.match(text, end)
-        assert lines is not None  # the pattern also matches the empty string
-        span_end = lines.end()
+        span_end = _pem_lines_end(text, end)
     if _PEM_KEY_MATERIAL_RE.search(text, end, span_end) is None:
         return None  # only the header line, e.g. in documentation
     return (start, span_end, "private-key")
+
+
+def _private_key_tail(text: str, spans: list[_Span]) -> None:
+    """Scanner for the end of a key whose header is not in the text: the lines of key
+    material just before an ``-----END ... PRIVATE KEY-----`` line (a key split over two
+    chunks, ``tail key.pem``, a trimmed middle)."""
+    i = text.find("-----END ")
+    while i >= 0:
+        m = _PEM_TAIL_RE.match(text, i)
+        if m is not None:
+            lo = max(0, i - 16384)
+            seps = [(x.start(), x.end()) for x in _PEM_SPLIT_RE.finditer(text, lo, i)]
+            start = i
+            # END alone on its line (prefixes allowed), after whole lines of key material.
+            if seps and not text[seps[-1][1] : i].strip(" \t\"'+->|0123456789\u2192"):
+                for k in range(len(seps) - 1, -1, -1):
+                    ls = seps[k - 1][1] if k > 0 else lo
+                    line = _PEM_BODY_LINE_RE.fullmatch(text, ls, seps[k][0])
+                    if line is None:
+                        break
+                    if line.group("b64"):
+                        start = ls
+            if start < i and _PEM_KEY_MATERIAL_RE.search(text, start, i):
+                spans.append((start, m.end(), "private-key"))
+        i = text.find("-----END ", i + 9)
 
 
 _USERINFO_RE = re.compile(r"""[^\s/?#"'`<>\\()\[\]{},;|]{1,512}""")
@@ -797,6 +850,7 @@ def _builtin_scanners() -> tuple[_Scan, ...]:
         ),
         # @ of scheme://user:password@host.
         _scanner("@", "", {"url": (r"(?=[A-Za-z0-9\[])", _url_password)}, use_find=True),
+        _private_key_tail,
     )
 
 

@@ -1,0 +1,111 @@
+"""The redaction choke point: a parsed transcript is redacted whole before anything is derived.
+
+Everything ingest stores comes from a `ParsedFile`: chunk text (rendered from blocks), chunk
+metadata (commands, errors, files, prompt, todos, branch), session rows (title, cwd, branch)
+and, computed from those, session states and topic names. `scrub_parsed` redacts every string
+of that structure in place, right after parsing, so no later step can forget to:
+
+- each block's text as a whole, before it is rendered, trimmed or split into chunks (a key
+  whose middle a trim would drop, or that straddles two chunks, is still seen whole);
+- each tool call's input as one JSON document, so a value keeps the context of its key
+  (``{"password": "..."}``) and a multi-line file body is seen whole;
+- titles (``summary``/``custom-title`` records), working directories, branches and todos.
+
+`scrub_value` does the same for any JSON-like value (session states, `causantic redact
+--rescan`). Only the standard library and `causantic.redact` are needed here.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+from causantic.transcripts.turns import ParsedFile, Turn
+
+Redact = Callable[[str], tuple[str, int]]
+
+
+def scrub_parsed(parsed: ParsedFile, redact: Redact) -> int:
+    """Redact every text of a parsed file in place; returns the number of secrets replaced."""
+    total = sum(scrub_turn(turn, redact) for turn in parsed.turns)
+    for info in parsed.sessions.values():
+        for name in ("title", "cwd", "git_branch"):
+            value = getattr(info, name)
+            if value:
+                text, n = redact(value)
+                setattr(info, name, text)
+                total += n
+    return total
+
+
+def scrub_turn(turn: Turn, redact: Redact) -> int:
+    """Redact a turn's blocks, todos and branch in place; returns the secrets replaced.
+
+    Each block keeps its own count (``Block.redactions``, -1 before this ran) so a chunk can
+    report how many secrets its text lost and chunking knows the turn is done.
+    """
+    total = 0
+    for block in turn.blocks:
+        if block.redactions >= 0:
+            continue
+        n = 0
+        if block.text:
+            block.text, n = redact(block.text)
+        if block.input:
+            block.input, m = scrub_json(block.input, redact)
+            n += m
+        block.redactions = n
+        total += n
+    if turn.todos:
+        turn.todos, n = scrub_value(turn.todos, redact)
+        total += n
+    if turn.git_branch:
+        turn.git_branch = redact(turn.git_branch)[0]
+    return total
+
+
+def scrub_json(value: dict[str, Any], redact: Redact) -> tuple[dict[str, Any], int]:
+    """A JSON object with secrets replaced, redacted as one document so keys give context.
+
+    A replacement never spans a quote (the detectors stop at quotes), so the result parses;
+    if it ever does not, each string is redacted on its own instead.
+    """
+    try:
+        doc = json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):
+        return scrub_value(value, redact)
+    text, n = redact(doc)
+    if n == 0:
+        return value, 0
+    try:
+        out = json.loads(text)
+    except ValueError:
+        return scrub_value(value, redact)
+    return (out, n) if isinstance(out, dict) else scrub_value(value, redact)
+
+
+def scrub_value(value: Any, redact: Redact) -> tuple[Any, int]:
+    """Any JSON-like value with every string (keys included) redacted on its own."""
+    if isinstance(value, str):
+        return redact(value) if value else (value, 0)
+    if isinstance(value, list):
+        total = 0
+        out_list = []
+        for item in value:
+            item, n = scrub_value(item, redact)
+            out_list.append(item)
+            total += n
+        return out_list, total
+    if isinstance(value, dict):
+        total = 0
+        out_dict = {}
+        for key, item in value.items():
+            if isinstance(key, str):
+                key, n = redact(key)
+                total += n
+            item, n = scrub_value(item, redact)
+            out_dict[key] = item
+            total += n
+        return out_dict, total
+    return value, 0
