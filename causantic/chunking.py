@@ -73,10 +73,9 @@ def chunk_turn(
     """Redact, render and pack one turn into chunks of at most `max_tokens` (approximately).
 
     The turn's blocks are redacted whole first (`causantic.scrub`), before output is trimmed
-    or split, so no part of a secret survives a cut; ingest has already done it for the whole
-    file, and redacting again finds nothing (redaction is idempotent). The rendered text of
-    each chunk is redacted once more, for a secret whose context only rendering brings
-    together.
+    or split, so no part of a secret survives a cut; ingest has already done that for the
+    whole file (the blocks then carry their counts), and the rendered text is made only of
+    redacted blocks, so it is not scanned again.
     """
     if any(b.redactions < 0 for b in turn.blocks):
         scrub_turn(turn, redact)
@@ -103,8 +102,8 @@ def chunk_turn(
     chunks = []
     counted: set[int] = set()
     for part, group in enumerate(groups):
-        raw = "\n\n".join(p for p, _ in group)
-        text, redactions = redact(raw)
+        text = "\n\n".join(p for p, _ in group)  # made of redacted blocks only
+        redactions = 0
         for _, b in group:
             if id(b) not in counted:  # a split block counts in its first chunk
                 counted.add(id(b))
