@@ -55,7 +55,12 @@ from types import MappingProxyType
 
 from causantic.errors import UsageError
 
-__all__ = ["KINDS", "Redaction", "Redactor", "default_redactor", "marker"]
+__all__ = ["KINDS", "RULES_VERSION", "Redaction", "Redactor", "default_redactor", "marker"]
+
+#: Raise when the detectors change what they find, so stores redacted under older rules are
+#: reported by `causantic doctor` and fixed by `causantic redact --rescan`. 1: up to issue 17;
+#: 2: redaction before trimming, PEM through prefixes, the shapes of issue 17.
+RULES_VERSION = 2
 
 #: Every kind the built-in detectors report, with what it covers.
 KINDS: Mapping[str, str] = MappingProxyType(
@@ -660,13 +665,13 @@ _PEM_CONTENT = (
 )
 _PEM_LINE_RE = re.compile(
     _PEM_SEP + _PEM_PREFIX + _PEM_CONTENT
-    + r"(?: \u2026| \[\u2026continued\])?[\"']?,?[ \t]{0,16}+(?=\r?\n|\\|\Z)"
+    + r"(?: ?\u2026| \[\u2026continued\])?[\"']?,?[ \t]{0,16}+(?=\r?\n|\\|\Z)"
 )
 _PEM_TAIL_RE = re.compile(r"-----END (?:[A-Z0-9]{1,12} ){0,3}PRIVATE KEY(?: BLOCK)?-----")
 _PEM_SPLIT_RE = re.compile(_PEM_SEP)
 _PEM_BODY_LINE_RE = re.compile(
     _PEM_PREFIX + r"(?:(?P<b64>[A-Za-z0-9+/=]{16,200}+)|\[\u2026[^\]\n]{0,60}\])"
-    + r"(?: \u2026| \[\u2026continued\])?[\"']?,?[ \t]{0,16}+"
+    + r"(?: ?\u2026| \[\u2026continued\])?[\"']?,?[ \t]{0,16}+"
 )
 _PEM_KEY_MATERIAL_RE = re.compile(r"[A-Za-z0-9+/]{40}")
 
