@@ -21,7 +21,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from causantic.transcripts.turns import ParsedFile, Turn
+from causantic.transcripts.turns import Block, ParsedFile, Turn
 
 Redact = Callable[[str], tuple[str, int]]
 
@@ -51,7 +51,10 @@ def scrub_turn(turn: Turn, redact: Redact) -> int:
             continue
         n = 0
         if block.text:
-            block.text, n = redact(block.text)
+            shown = _head_lines(block)
+            block.text, n = redact(block.text) if shown is None else _redact_head(
+                block.text, shown, redact
+            )
         if block.input:
             block.input, m = scrub_json(block.input, redact)
             n += m
@@ -63,6 +66,43 @@ def scrub_turn(turn: Turn, redact: Redact) -> int:
     if turn.git_branch:
         turn.git_branch = redact(turn.git_branch)[0]
     return total
+
+
+# Past the lines a head-only render can show, this much more is redacted: every detector
+# decides from at most this far ahead of where a secret starts (a PEM block without its END
+# in reach is taken line by line to the end of what is redacted).
+_HEAD_MARGIN = 4096
+
+
+def _head_lines(block: Block) -> int | None:
+    """How many lines of the block's text rendering can show, if it shows only a head.
+
+    Mirrors `causantic.chunking.trim_output`: a successful Read shows its first 8 lines. Read
+    results are half of all transcript text, and most of it is never shown.
+    """
+    if block.kind == "tool_result" and block.name == "Read" and not block.is_error:
+        return None if block.text.lstrip().startswith("<persisted-output>") else 8
+    return None
+
+
+def _redact_head(text: str, lines: int, redact: Redact) -> tuple[str, int]:
+    """Redact the part of ``text`` a head of ``lines`` lines can show, with a margin; the rest
+    becomes its newlines only (the "[… N more lines]" count stays, no text is kept unredacted).
+
+    Twice the lines are redacted because redaction can fold many lines into one (a PEM block),
+    which brings later lines into the head.
+    """
+    end = 0
+    for _ in range(2 * lines):
+        nl = text.find("\n", end)
+        if nl < 0:
+            return redact(text)
+        end = nl + 1
+    cut = text.find("\n", end + _HEAD_MARGIN)
+    if cut < 0:
+        return redact(text)
+    head, n = redact(text[:cut])
+    return head + "\n" * text.count("\n", cut), n
 
 
 def scrub_json(value: dict[str, Any], redact: Redact) -> tuple[dict[str, Any], int]:
