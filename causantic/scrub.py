@@ -87,7 +87,8 @@ def _head_lines(block: Block) -> int | None:
 
 def _redact_head(text: str, lines: int, redact: Redact) -> tuple[str, int]:
     """Redact the part of ``text`` a head of ``lines`` lines can show, with a margin; the rest
-    becomes its newlines only (the "[… N more lines]" count stays, no text is kept unredacted).
+    becomes its newlines and a "…" (the "[… N more lines]" count stays, no text is kept
+    unredacted).
 
     Twice the lines are redacted because redaction can fold many lines into one (a PEM block),
     which brings later lines into the head.
@@ -102,7 +103,8 @@ def _redact_head(text: str, lines: int, redact: Redact) -> tuple[str, int]:
     if cut < 0:
         return redact(text)
     head, n = redact(text[:cut])
-    return head + "\n" * text.count("\n", cut), n
+    # The newlines keep the line count; a last "…" keeps them from being stripped away.
+    return head + "\n" * text.count("\n", cut) + "\u2026", n
 
 
 def scrub_json(value: dict[str, Any], redact: Redact) -> tuple[dict[str, Any], int]:

@@ -240,3 +240,19 @@ def test_redact_command_filters_stdin(tmp_path, capsys, monkeypatch):  # type: i
 def _run(capsys, *argv: str) -> str:  # type: ignore[no-untyped-def]
     cli_main(list(argv))
     return capsys.readouterr().out
+
+
+def test_a_long_read_result_is_redacted_as_far_as_its_head_can_show(tmp_path):  # type: ignore[no-untyped-def]
+    """Only the shown part of a Read result (plus a margin) is redacted; a key that starts in
+    the head and runs past that part still leaves no line, and the rest keeps no text."""
+    pem, body = _pem(200)
+    lines = ["# notes", "token = 'x'", *pem.splitlines(), *[f"line {i}" for i in range(500)]]
+    result = "\n".join(f"{i:6}\u2192{line}" for i, line in enumerate(lines, 1))
+    turn = _turn(Block("tool_use", "", name="Read", input={"file_path": "/k.pem"}),
+                 Block("tool_result", result, name="Read"))
+    chunks = chunk_turn(turn, make_redact(load_settings(tmp_path / "m.db")))
+    text = "\n".join(c.text for c in chunks)
+    assert "[REDACTED:private-key]" in text
+    assert not [line for line in body if line[:12] in text]
+    assert "more lines]" in text
+    assert "line 499" not in turn.blocks[1].text  # the unshown rest is not kept unredacted
