@@ -145,6 +145,10 @@ def adversarial_texts(size: int) -> dict[str, str]:
         "dense @ anchors": fill("@"),
         "JWT prefix run (eyJ)": fill("eyJ"),
         "PEM headers without END": fill("-----BEGIN RSA PRIVATE KEY-----\n"),
+        "PEM END lines without header": fill("-----END RSA PRIVATE KEY-----\n"),
+        "base64 lines before END": fill("QUJDREVGR0hJSktMTU5PUFFSU1RVVldYWVo=\n"),
+        "dense underscores (a_b_c)": fill("a_"),
+        "dense flags ( -p -a -u)": fill(" -p -a -u x"),
         "one unterminated quote": 'password="' + "a\\" * (size // 2),
     }
 

@@ -11,7 +11,7 @@ candidate must contain (``J`` of ``eyJ`` for a JWT, ``k`` of ``token``/``key``/`
 about 2 GB/s, and ``str.find`` finds a rare character faster still, while a pattern that starts
 with a character class crawls at a tenth of that. So detectors that share an anchor share one
 pattern (one scan), and the anchor is usually a character from the middle of the secret, with
-a fixed-width look-behind confirming the prefix. Ordinary text costs about a dozen fast scans;
+a fixed-width look-behind confirming the prefix. Ordinary text costs about twenty fast scans;
 only candidates reach Python code, which checks boundaries, placeholders and context.
 
 All detectors look at the original text and return spans; overlapping spans are merged (the
@@ -29,10 +29,13 @@ Invariants
 
 Limits (deliberate, each for speed or to avoid false positives)
 ---------------------------------------------------------------
-- npm and Hugging Face tokens are recognised by their shape only as the value of
-  an assignment, URL or header; a bare ``npm_...`` in prose costs a scan of its own.
-- ``curl -u user:password``, lowercase ``bearer`` and a quoted value with spaces under a
-  lowercase name (``"password": "two words"``, usually a UI label) are not redacted.
+- A legacy Vault token (``s.`` + 24 characters) has no distinctive prefix: it is recognised
+  only as an assigned value (``VAULT_TOKEN=s....``), not bare in prose.
+- A password flag counts only after the commands known to take one there (``docker login
+  -p``, ``sshpass -p``, ``mysql -pX``, ``redis-cli -a``, ``curl -u user:pass``); ``-p`` is a
+  port or a parents flag elsewhere.
+- A quoted value with spaces under a lowercase name (``"password": "two words"``, usually a
+  UI label) is not redacted.
 - An unquoted identifier without digits after ``password =`` in code is taken for a
   variable (``password = hunter``); in a shell/.env assignment or a YAML line it is a value.
 - A hexadecimal value under a generic ``*_key`` name counts only in ``NAME=value`` form;
@@ -95,7 +98,7 @@ KINDS: Mapping[str, str] = MappingProxyType(
         "Databricks dapi, Atlassian ATATT3, Sentry sntrys_, Telegram bot tokens",
         "kubeadm-token": "kubeadm bootstrap token (6.16 characters) as a value",
         "cli-password": "password on a command line: docker/podman/helm login -p, sshpass -p, "
-        "mysql -pX, redis-cli -a, curl -u user:pass, vault login <token>",
+        "mysql -pX, redis-cli -a, curl -u user:pass",
         "azure-sas": "signature (sig=) of an Azure shared access signature URL",
     }
 )
@@ -552,9 +555,8 @@ def _webhook(kind: str, group: str) -> _Handler:
 
 def _bearer(text: str, m: re.Match[str]) -> _Span | None:
     """The credential after ``Bearer`` (any case) or ``Basic``."""
-    word = m.start() if text[m.start() : m.start() + 1] in ("B", "b") else m.start() - 1
-    if m.group(0).startswith("EARER") or text.startswith("EARER", m.start()):
-        word = m.start() - 1
+    # The Basic branch matches from its B, the bearer scanner from the e after it.
+    word = m.start() if text[m.start() : m.start() + 1] == "B" else m.start() - 1
     if text[word - 1 : word].isalnum():
         return None  # part of a longer word
     s, e = m.span("bval")
@@ -617,7 +619,9 @@ _CLI_VALUE_RE = re.compile(r"""'([^'\n]{1,256}+)'|"([^"\n]{1,256}+)"|([^\s'"`;&|
 def _cli_password(text: str, m: re.Match[str]) -> _Span | None:
     """A password passed as a flag value to a command known to take one there."""
     flag = m.group("flag")
-    command = text[_line_start(text, m.start()) : m.start()]
+    # The command is on the same line, and close: a long look back per flag would make a
+    # text dense with flags slow.
+    command = text[max(_line_start(text, m.start()), m.start() - 160) : m.start()]
     pos = m.end()
     if flag == "p":
         if text[pos : pos + 1] in (" ", "\t"):
@@ -713,26 +717,42 @@ def _private_key(text: str, m: re.Match[str]) -> _Span | None:
     return (start, span_end, "private-key")
 
 
+def _previous_line(text: str, end: int) -> tuple[int, int] | None:
+    """(start, separator start) of the line that ends where the separator before ``end``
+    begins, looking at most 320 characters back; None when no separator is in reach."""
+    seps = list(_PEM_SPLIT_RE.finditer(text, max(0, end - 320), end))
+    if not seps:
+        return None
+    last = seps[-1]
+    before = list(_PEM_SPLIT_RE.finditer(text, max(0, last.start() - 320), last.start()))
+    start = before[-1].end() if before else max(0, last.start() - 320)
+    return start, last.start()
+
+
 def _private_key_tail(text: str, spans: list[_Span]) -> None:
     """Scanner for the end of a key whose header is not in the text: the lines of key
     material just before an ``-----END ... PRIVATE KEY-----`` line (a key split over two
-    chunks, ``tail key.pem``, a trimmed middle)."""
+    chunks, ``tail key.pem``, a trimmed middle). Walks back one line at a time."""
     i = text.find("-----END ")
     while i >= 0:
         m = _PEM_TAIL_RE.match(text, i)
         if m is not None:
-            lo = max(0, i - 16384)
-            seps = [(x.start(), x.end()) for x in _PEM_SPLIT_RE.finditer(text, lo, i)]
             start = i
+            head = _PEM_SPLIT_RE.finditer(text, max(0, i - 64), i)
+            seps = list(head)
             # END alone on its line (prefixes allowed), after whole lines of key material.
-            if seps and not text[seps[-1][1] : i].strip(" \t\"'+->|0123456789\u2192"):
-                for k in range(len(seps) - 1, -1, -1):
-                    ls = seps[k - 1][1] if k > 0 else lo
-                    line = _PEM_BODY_LINE_RE.fullmatch(text, ls, seps[k][0])
+            if seps and not text[seps[-1].end() : i].strip(" \t\"'+->|0123456789\u2192"):
+                end = seps[-1].end()
+                for _ in range(1024):
+                    prev = _previous_line(text, end)
+                    if prev is None:
+                        break
+                    line = _PEM_BODY_LINE_RE.fullmatch(text, prev[0], prev[1])
                     if line is None:
                         break
                     if line.group("b64"):
-                        start = ls
+                        start = prev[0]
+                    end = prev[0]
             if start < i and _PEM_KEY_MATERIAL_RE.search(text, start, i):
                 spans.append((start, m.end(), "private-key"))
         i = text.find("-----END ", i + 9)
@@ -842,13 +862,12 @@ def _scanner(
 
 
 def _after(prefix: str, boundary: str = _B64URL) -> str:
-    """A look-behind: the text just matched ends with ``prefix`` (a fixed-width regex).
-
-    Whether ``prefix`` continues a longer run of token characters is left to `_bounded`
-    (which lets a URL escape such as ``%20`` end a run); ``boundary`` is kept for callers.
-    """
-    del boundary
-    return f"(?<={prefix})"
+    """Look-behinds: the text just matched ends with ``prefix`` (a fixed-width regex), and
+    ``prefix`` does not continue a longer run of ``boundary`` characters, unless a URL escape
+    (``%20``) ends that run. Rejecting runs here keeps dense anchors linear."""
+    return (
+        f"(?<={prefix})(?:(?<![{boundary}]{prefix})|(?<=%[0-9A-Fa-f][0-9A-Fa-f]{prefix}))"
+    )
 
 
 # A token body ends where token characters end; bodies are possessive so that a failed
