@@ -272,10 +272,13 @@ def cmd_forget(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_redact(args: argparse.Namespace, settings: Settings) -> int:
+    from causantic.errors import UsageError
     from causantic.pipeline import make_redact
 
     redact = make_redact(settings)
     if not args.rescan:
+        if sys.stdin.isatty():
+            raise UsageError("pipe text in (`git diff | causantic redact`) or add --rescan")
         text = sys.stdin.read()
         print(redact(text)[0], end="")
         return 0

@@ -231,10 +231,10 @@ def _read(
             if isinstance(data, mmap.mmap):
                 data.close()
     warmup = tf.kind == "subagent" and is_warmup(parsed)
-    # The one place transcript text enters: everything stored is derived from `parsed`.
-    scrub_parsed(parsed, redact)
     chunks: list[Chunk] = []
-    if not warmup:
+    if not warmup:  # a warm-up file stores nothing but its checkpoint
+        # The one place transcript text enters: everything stored is derived from `parsed`.
+        scrub_parsed(parsed, redact)
         for turn in parsed.turns:
             chunks += chunk_turn(turn, redact, max_tokens)
     parsed.turns = []  # the tool outputs they hold are no longer needed
