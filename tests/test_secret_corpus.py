@@ -207,6 +207,7 @@ def test_rescan_cleans_an_old_store_drops_changed_vectors_and_is_idempotent(corp
     reader.close()
     assert report["chunks_changed"] > 0 and report["secrets_redacted"] >= len(corpus.secrets) * 0.9
     assert report["vectors_dropped"] > 0
+    assert report["wal_checkpointed"] is False  # the reader's snapshot keeps the WAL; noted
 
     with open_store(db) as store:
         conn = store.conn

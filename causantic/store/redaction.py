@@ -143,7 +143,17 @@ def vacuum(conn: apsw.Connection) -> None:
     conn.execute("VACUUM")
 
 
-def checkpoint(conn: apsw.Connection) -> tuple[int, int, int]:
-    """Copy the WAL into the database file and empty it (busy, pages in WAL, pages copied)."""
-    row = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+def checkpoint(conn: apsw.Connection, wait_ms: int = 1000) -> tuple[int, int, int]:
+    """Copy the WAL into the database file and empty it (busy, pages in WAL, pages copied).
+
+    A reader in the middle of a transaction keeps it from finishing; waiting for it at most
+    ``wait_ms`` is enough, the next checkpoint of any process finishes the job.
+    """
+    from causantic.store.db import BUSY_TIMEOUT_MS
+
+    conn.set_busy_timeout(wait_ms)
+    try:
+        row = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+    finally:
+        conn.set_busy_timeout(BUSY_TIMEOUT_MS)
     return (int(row[0]), int(row[1]), int(row[2])) if row else (0, 0, 0)
