@@ -98,7 +98,8 @@ KINDS: Mapping[str, str] = MappingProxyType(
         "Databricks dapi, Atlassian ATATT3, Sentry sntrys_, Telegram bot tokens",
         "kubeadm-token": "kubeadm bootstrap token (6.16 characters) as a value",
         "cli-password": "password on a command line: docker/podman/helm login -p, sshpass -p, "
-        "mysql -pX, redis-cli -a, curl -u user:pass",
+        "mysql -pX, redis-cli -a, curl -u user:pass, ldapsearch -w, smbclient -U user%pass, "
+        "openssl -passout pass:X, az login -p",
         "azure-sas": "signature (sig=) of an Azure shared access signature URL",
     }
 )
@@ -583,6 +584,15 @@ def _bearer(text: str, m: re.Match[str]) -> _Span | None:
     return None
 
 
+def _xml_password(text: str, m: re.Match[str]) -> _Span | None:
+    """The text of a ``<password>...</password>`` element (Maven settings.xml and the like)."""
+    s, e = m.span("xval")
+    value = text[s:e].strip()
+    if _is_placeholder(value) or " " in value:
+        return None
+    return (s, e, _shape_kind(value) or "env-secret")
+
+
 def _telegram(text: str, m: re.Match[str]) -> _Span | None:
     """A Telegram bot token: 8-10 digits of bot id, ``:AA``, 33 characters (``m`` at ``:``)."""
     start = m.start()
@@ -609,8 +619,12 @@ def _sas(text: str, m: re.Match[str]) -> _Span | None:
 # Commands whose -p/-a/-u flag takes a password, by how they take it.
 _CLI_PW_ATTACHED = re.compile(r"\b(?:mysql\w{0,10}|mariadb[\w-]{0,10})(?=\s)")
 _CLI_PW_SPACED = re.compile(
-    r"\b(?:sshpass|(?:docker|podman|buildah|nerdctl|skopeo|oras|helm registry) login)\b"
+    r"\b(?:sshpass|(?:docker|podman|buildah|nerdctl|skopeo|oras|helm registry|az) login)\b"
 )
+_CLI_PW_W = re.compile(r"\bldap(?:search|modify|add|delete|passwd|compare|whoami)\b")
+_CLI_PW_USER_PCT = re.compile(r"\b(?:smbclient|rpcclient|smbget)\b")
+# openssl -passin/-passout/-pass pass:<password>
+_OPENSSL_PASS_RE = re.compile(r"ass(?:in|out|word)? pass:")
 _CLI_PW_A = re.compile(r"\b(?:redis-cli|keydb-cli|valkey-cli)\b")
 _CLI_PW_U = re.compile(r"\b(?:curl|http|https|xh)\b")
 _CLI_VALUE_RE = re.compile(r"""'([^'\n]{1,256}+)'|"([^"\n]{1,256}+)"|([^\s'"`;&|<>()]{1,256}+)""")
@@ -619,6 +633,11 @@ _CLI_VALUE_RE = re.compile(r"""'([^'\n]{1,256}+)'|"([^"\n]{1,256}+)"|([^\s'"`;&|
 def _cli_password(text: str, m: re.Match[str]) -> _Span | None:
     """A password passed as a flag value to a command known to take one there."""
     flag = m.group("flag")
+    if flag == "p" and (o := _OPENSSL_PASS_RE.match(text, m.end())):
+        v = _CLI_VALUE_RE.match(text, o.end())
+        if v is None or _is_placeholder(text[v.start() : v.end()]):
+            return None
+        return (*v.span(v.lastindex or 3), "cli-password")
     # The command is on the same line, and close: a long look back per flag would make a
     # text dense with flags slow.
     command = text[max(_line_start(text, m.start()), m.start() - 160) : m.start()]
@@ -633,6 +652,12 @@ def _cli_password(text: str, m: re.Match[str]) -> _Span | None:
     elif flag == "a ":
         if not _CLI_PW_A.search(command):
             return None
+    elif flag == "w ":
+        if not _CLI_PW_W.search(command):
+            return None
+    elif flag == "U ":
+        if not _CLI_PW_USER_PCT.search(command):
+            return None
     elif not _CLI_PW_U.search(command):
         return None
     v = _CLI_VALUE_RE.match(text, pos)
@@ -640,11 +665,11 @@ def _cli_password(text: str, m: re.Match[str]) -> _Span | None:
         return None
     g = v.lastindex or 3
     s, e = v.span(g)
-    if flag[0] in "u-":
-        colon = text.find(":", s, e)
-        if colon < 0:
+    if flag[0] in "u-U":
+        sep = text.find("%" if flag[0] == "U" else ":", s, e)
+        if sep < 0:
             return None  # -u user: curl asks for the password
-        s = colon + 1
+        s = sep + 1
     value = text[s:e]
     if not value or value.startswith("-") or _is_placeholder(value) or value.isdigit():
         return None
@@ -964,6 +989,7 @@ def _builtin_scanners() -> tuple[_Scan, ...]:
             "[odh]",
             {
                 "env": (r"(?:ord|(?<=[ps]w)d)" + _TAIL, _assignment),
+                "xml": (r"ord>(?<=<password>)(?P<xval>[^<\n]{1,256}+)</", _xml_password),
                 "whsec": (
                     rf"(?<![{b64}]w)hsec_[A-Za-z0-9+/=]{{24,128}}+(?![A-Za-z0-9_+/=-])",
                     _prefixed(0),
@@ -1088,8 +1114,8 @@ def _builtin_scanners() -> tuple[_Scan, ...]:
         # Passwords on command lines: -p, -a, -u after the commands that take them.
         _scanner(
             " -",
-            r"p|a |u |-user[ =]",
-            {"cli": (r"(?P<flag>p|a |u |-user[ =])", _cli_password)},
+            r"p|a |u |w |U |-user[ =]",
+            {"cli": (r"(?P<flag>p|a |u |w |U |-user[ =])", _cli_password)},
             use_find=False,
         ),
         _private_key_tail,

@@ -257,3 +257,22 @@ def test_a_long_read_result_is_redacted_as_far_as_its_head_can_show(tmp_path):  
     assert not [line for line in body if line[:12] in text]
     assert "more lines]" in text
     assert "line 499" not in turn.blocks[1].text  # the unshown rest is not kept unredacted
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        ("az login -u me@example.com -p Zq8vLm2xRt7w", "az login -u me@example.com -p [REDACTED:cli-password]"),
+        ("openssl pkcs12 -export -passout pass:Zq8vLm2xRt7w", "openssl pkcs12 -export -passout pass:[REDACTED:cli-password]"),
+        ("ldapsearch -x -D cn=admin -w Zq8vLm2xRt7w", "ldapsearch -x -D cn=admin -w [REDACTED:cli-password]"),
+        ("smbclient //srv/share -U user%Zq8vLm2xRt7w", "smbclient //srv/share -U user%[REDACTED:cli-password]"),
+        ("<password>Zq8vLm2xRt7w</password>", "<password>[REDACTED:env-secret]</password>"),
+        ("mkdir -p build/out && ssh -p 2222 host", "mkdir -p build/out && ssh -p 2222 host"),
+        ("git add -u && sort -u names.txt", "git add -u && sort -u names.txt"),
+        ("<password>${DB_PASSWORD}</password>", "<password>${DB_PASSWORD}</password>"),
+    ],
+)
+def test_command_line_and_xml_passwords(line: str, expected: str, tmp_path):  # type: ignore[no-untyped-def]
+    """Shapes found after the corpus was written (held out from it), and flags that are not
+    passwords (-p of mkdir and ssh, -u of git and sort)."""
+    assert make_redact(load_settings(tmp_path / "m.db"))(line)[0] == expected
