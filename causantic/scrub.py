@@ -6,13 +6,16 @@ and, computed from those, session states and topic names. `scrub_parsed` redacts
 of that structure in place, right after parsing, so no later step can forget to:
 
 - each block's text as a whole, before it is rendered, trimmed or split into chunks (a key
-  whose middle a trim would drop, or that straddles two chunks, is still seen whole);
+  whose middle a trim would drop, or that straddles two chunks, is still seen whole); a
+  successful Read result, which only ever shows its first lines, is redacted as far as
+  those lines plus a margin, and the rest is dropped to its newlines;
 - each tool call's input as one JSON document, so a value keeps the context of its key
   (``{"password": "..."}``) and a multi-line file body is seen whole;
 - titles (``summary``/``custom-title`` records), working directories, branches and todos.
 
 `scrub_value` does the same for any JSON-like value (session states, `causantic redact
---rescan`). Only the standard library and `causantic.redact` are needed here.
+--rescan`). The redact function is passed in (`causantic.pipeline.make_redact`), so this module
+needs only the standard library and the transcript dataclasses.
 """
 
 from __future__ import annotations
