@@ -12,11 +12,13 @@ short transaction, compare-and-set on the old text, so readers never wait long a
 concurrent ingest rewrote is left alone. Running it again finds nothing to change
 (redaction is idempotent). While it runs, the connection zeroes freed pages
 (`PRAGMA secure_delete`) and FTS5 removes deleted terms from its index pages
-(`secure-delete`); at the end the file is rewritten from its live rows (`VACUUM`: text
-deleted by earlier versions lingers in unused page space) and the WAL is checkpointed and
-truncated, so the old text does not linger in the file, the index or the WAL. The VACUUM is
-the one long write; readers keep reading meanwhile (WAL), writers wait for it. Finally the store records
-`RULES_VERSION`, which `causantic doctor` compares with the current rules.
+(`secure-delete`). At the end the FTS index is merged into one segment (terms of rows deleted
+earlier stay in old segments until a merge), the file is rewritten from its live rows
+(`VACUUM`: text deleted by earlier versions lingers in unused page space) and the WAL is
+checkpointed and truncated, so old text lingers neither in the file, the index nor the WAL.
+The merge and the VACUUM are the long writes; readers keep reading meanwhile (WAL), writers
+wait for them. Finally the store records `RULES_VERSION`, which `causantic doctor` compares
+with the current rules.
 """
 
 from __future__ import annotations
@@ -100,6 +102,8 @@ def rescan(store: Store, redact: Redact, *, batch: int = BATCH) -> RescanReport:
             table.fts_secure_delete(conn, False)
     if report.chunks_changed or report.sessions_changed or report.states_changed:
         try:
+            with conn:
+                table.fts_optimize(conn)
             table.vacuum(conn)
         except apsw.BusyError:
             report.notes.append(

@@ -137,6 +137,13 @@ def fts_secure_delete(conn: apsw.Connection, on: bool) -> None:
     )
 
 
+def fts_optimize(conn: apsw.Connection) -> None:
+    """Merge the FTS index into one segment, dropping entries of rows deleted before
+    secure-delete was on (an incremental re-read replaces chunks; their old terms stay in the
+    older segments until a merge)."""
+    conn.execute("INSERT INTO chunks_fts(chunks_fts) VALUES ('optimize')")
+
+
 def vacuum(conn: apsw.Connection) -> None:
     """Rewrite the file from its live rows: text deleted before secure_delete was on can
     linger in unused parts of pages (a leaf page reused as an interior page keeps it)."""
