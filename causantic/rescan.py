@@ -100,7 +100,8 @@ def rescan(store: Store, redact: Redact, *, batch: int = BATCH) -> RescanReport:
     finally:
         with conn:
             table.fts_secure_delete(conn, False)
-    if report.chunks_changed or report.sessions_changed or report.states_changed:
+    changed = report.chunks_changed or report.sessions_changed or report.states_changed
+    if changed or report.rules_before < RULES_VERSION:  # old rules: deleted rows may linger
         try:
             with conn:
                 table.fts_optimize(conn)
