@@ -71,10 +71,11 @@ def scrub_turn(turn: Turn, redact: Redact) -> int:
     return total
 
 
-# Past the lines a head-only render can show, this much more is redacted: every detector
-# decides from at most this far ahead of where a secret starts (a PEM block without its END
-# in reach is taken line by line to the end of what is redacted).
-_HEAD_MARGIN = 4096
+# Past the lines a head-only render can show, this much more is redacted, up to the end of
+# a line. The cut is always at a line end, so no single-line secret is cut; a PEM block
+# without its END in reach is taken line by line to the end of what is redacted, and the
+# margin leaves room for a user pattern that looks a little further.
+_HEAD_MARGIN = 1024
 
 
 def _head_lines(block: Block) -> int | None:
