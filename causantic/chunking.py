@@ -23,6 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from causantic.scrub import scrub_turn
 from causantic.tokens import approx_tokens  # re-exported for callers of chunking
 from causantic.transcripts.hygiene import strip_terminal
 from causantic.transcripts.turns import Block, Turn, is_agent_tool, tool_files
@@ -70,10 +71,18 @@ def chunk_turn(
     max_tokens: int = DEFAULT_MAX_TOKENS,
     fallback_time: str = "",
 ) -> list[Chunk]:
-    """Render, redact and pack one turn into chunks of at most `max_tokens` (approximately).
+    """Redact, render and pack one turn into chunks of at most `max_tokens` (approximately).
 
     A turn whose stream has no timestamp at all gets ``fallback_time`` (ingest passes the
-    file's modification time; never the epoch)."""
+    file's modification time; never the epoch).
+
+    The turn's blocks are redacted whole first (`causantic.scrub`), before output is trimmed
+    or split, so no part of a secret survives a cut; ingest has already done that for the
+    whole file (the blocks then carry their counts), and the rendered text is made only of
+    redacted blocks, so it is not scanned again.
+    """
+    if any(b.redactions < 0 for b in turn.blocks):
+        scrub_turn(turn, redact)
     pieces: list[tuple[str, Block]] = []
     for block in turn.blocks:
         text = render_block(block)
@@ -95,11 +104,17 @@ def chunk_turn(
     start = turn.start_time or fallback_time
     end = turn.end_time or start
     chunks = []
+    counted: set[int] = set()
     for part, group in enumerate(groups):
-        # Block texts are already clean; tool inputs (commands, file contents) may not be.
-        raw = strip_terminal("\n\n".join(p for p, _ in group))
-        text, redactions = redact(raw)
-        meta = _meta(turn, [b for _, b in group], part, redact)
+        # Made of redacted blocks only; escape codes are already gone from block texts and
+        # tool inputs (`scrub_turn`), so stripping here is a no-op kept as a guard.
+        text = strip_terminal("\n\n".join(p for p, _ in group))
+        redactions = 0
+        for _, b in group:
+            if id(b) not in counted:  # a split block counts in its first chunk
+                counted.add(id(b))
+                redactions += b.redactions
+        meta = _meta(turn, [b for _, b in group], part)
         digest = hashlib.sha256(
             f"{turn.session_id}\x1f{turn.agent_id}\x1f{turn.offset}\x1f{part}\x1f{text}".encode()
         ).hexdigest()[:24]
@@ -250,7 +265,8 @@ def _error_lines(text: str, limit: int) -> list[str]:
     return out
 
 
-def _meta(turn: Turn, blocks: list[Block], part: int, redact: Redact) -> dict[str, Any]:
+def _meta(turn: Turn, blocks: list[Block], part: int) -> dict[str, Any]:
+    """Metadata of a chunk, from blocks that are already redacted (`causantic.scrub`)."""
     files: list[str] = []
     edited: list[str] = []
     tools: list[str] = []
@@ -268,12 +284,12 @@ def _meta(turn: Turn, blocks: list[Block], part: int, redact: Redact) -> dict[st
             if b.name == "Bash" and b.input:
                 cmd = _s(b.input.get("command")).strip()
                 if cmd:
-                    commands.append(_clip(redact(cmd.splitlines()[0])[0], 200))
+                    commands.append(_clip(cmd.splitlines()[0], 200))
             if b.agent_id and b.agent_id not in spawned:
                 spawned.append(b.agent_id)
         elif b.kind == "tool_result":
             if b.is_error and b.text.strip():
-                errors.append(_clip(redact(b.text.strip().splitlines()[0])[0], 200))
+                errors.append(_clip(b.text.strip().splitlines()[0], 200))
             if b.agent_id and b.agent_id not in returned:
                 returned.append(b.agent_id)
     meta: dict[str, Any] = {}
@@ -295,10 +311,10 @@ def _meta(turn: Turn, blocks: list[Block], part: int, redact: Redact) -> dict[st
             meta["branch"] = turn.git_branch
         prompt = next((b.text for b in turn.blocks if b.kind == "prompt"), "")
         if prompt:
-            meta["prompt"] = _clip(redact(prompt[:2000])[0], 300)
+            meta["prompt"] = _clip(prompt[:2000], 300)
     if turn.todos is not None and part == 0:
         meta["todos"] = [
-            {"content": _clip(redact(_s(t.get("content")))[0], 200), "status": _s(t.get("status"))}
+            {"content": _clip(_s(t.get("content")), 200), "status": _s(t.get("status"))}
             for t in turn.todos[:30]
         ]
     return meta

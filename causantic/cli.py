@@ -328,6 +328,28 @@ def cmd_forget(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
+def cmd_redact(args: argparse.Namespace, settings: Settings) -> int:
+    from causantic.errors import UsageError
+    from causantic.pipeline import make_redact
+
+    redact = make_redact(settings)
+    if not args.rescan:
+        if sys.stdin.isatty():
+            raise UsageError("pipe text in (`git diff | causantic redact`) or add --rescan")
+        text = sys.stdin.read()
+        print(redact(text)[0], end="")
+        return 0
+    from causantic.rescan import rescan
+    from causantic.store import open_store
+
+    if not settings.db_path.exists():
+        raise CausanticError(f"no memory yet at {settings.db_path}; nothing to rescan")
+    with open_store(settings.db_path) as store:
+        report = rescan(store, redact)
+    _emit(args, {**report.as_dict(), "text": report.text}, report.text)
+    return 0
+
+
 def cmd_topics(args: argparse.Namespace, settings: Settings) -> int:
     from causantic.store import open_store
     from causantic.topics import maps
@@ -654,6 +676,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--session", help="only this session (8+ characters of its id)")
     p.add_argument("--limit", type=_positive, default=100, help="most entries (default 100)")
     p.add_argument("--json", action="store_true", help="one JSON object")
+
+    p = command("redact", cmd_redact,
+                "Redact secrets from stdin, or --rescan: redact again what older versions stored.",
+                "causantic redact --rescan; git diff | causantic redact")
+    p.add_argument("--rescan", action="store_true",
+                   help="redact the stored chunks, titles, states and topic names again with the "
+                   "current rules (vectors of changed chunks are dropped; `embed` redoes them)")
+    p.add_argument("--json", action="store_true", help="print the rescan report as JSON")
 
     p = command("forget", cmd_forget, "Delete memory for good (previews unless --yes).",
                 'causantic forget --project cli --query "api key" --threshold 0.7')

@@ -34,6 +34,7 @@ from causantic.chunking import DEFAULT_MAX_TOKENS, Chunk, chunk_turn
 from causantic.errors import CausanticError, UsageError
 from causantic.lessons.episodes import refresh as refresh_lessons
 from causantic.linking import link_project_continuations, link_session
+from causantic.scrub import scrub_parsed
 from causantic.session_state import refresh as refresh_session_states
 from causantic.store import files as file_table
 from causantic.store.chunks import delete_from, forgotten_keys, insert_chunks
@@ -232,7 +233,9 @@ def _read(
                 data.close()
     warmup = tf.kind == "subagent" and is_warmup(parsed)
     chunks: list[Chunk] = []
-    if not warmup:
+    if not warmup:  # a warm-up file stores nothing but its checkpoint
+        # The one place transcript text enters: everything stored is derived from `parsed`.
+        scrub_parsed(parsed, redact)
         undated = _iso_utc(st.st_mtime)  # a stream without any timestamp: when it was written
         for turn in parsed.turns:
             chunks += chunk_turn(turn, redact, max_tokens, fallback_time=undated)

@@ -11,7 +11,7 @@ candidate must contain (``J`` of ``eyJ`` for a JWT, ``k`` of ``token``/``key``/`
 about 2 GB/s, and ``str.find`` finds a rare character faster still, while a pattern that starts
 with a character class crawls at a tenth of that. So detectors that share an anchor share one
 pattern (one scan), and the anchor is usually a character from the middle of the secret, with
-a fixed-width look-behind confirming the prefix. Ordinary text costs about a dozen fast scans;
+a fixed-width look-behind confirming the prefix. Ordinary text costs about twenty fast scans;
 only candidates reach Python code, which checks boundaries, placeholders and context.
 
 All detectors look at the original text and return spans; overlapping spans are merged (the
@@ -29,10 +29,13 @@ Invariants
 
 Limits (deliberate, each for speed or to avoid false positives)
 ---------------------------------------------------------------
-- npm and Hugging Face tokens are recognised by their shape only as the value of
-  an assignment, URL or header; a bare ``npm_...`` in prose costs a scan of its own.
-- ``curl -u user:password``, lowercase ``bearer`` and a quoted value with spaces under a
-  lowercase name (``"password": "two words"``, usually a UI label) are not redacted.
+- A legacy Vault token (``s.`` + 24 characters) has no distinctive prefix: it is recognised
+  only as an assigned value (``VAULT_TOKEN=s....``), not bare in prose.
+- A password flag counts only after the commands known to take one there (``docker login
+  -p``, ``sshpass -p``, ``mysql -pX``, ``redis-cli -a``, ``curl -u user:pass``); ``-p`` is a
+  port or a parents flag elsewhere.
+- A quoted value with spaces under a lowercase name (``"password": "two words"``, usually a
+  UI label) is not redacted.
 - An unquoted identifier without digits after ``password =`` in code is taken for a
   variable (``password = hunter``); in a shell/.env assignment or a YAML line it is a value.
 - A hexadecimal value under a generic ``*_key`` name counts only in ``NAME=value`` form;
@@ -55,7 +58,12 @@ from types import MappingProxyType
 
 from causantic.errors import UsageError
 
-__all__ = ["KINDS", "Redaction", "Redactor", "default_redactor", "marker"]
+__all__ = ["KINDS", "RULES_VERSION", "Redaction", "Redactor", "default_redactor", "marker"]
+
+#: Raise when the detectors change what they find, so stores redacted under older rules are
+#: reported by `causantic doctor` and fixed by `causantic redact --rescan`. 1: up to issue 17;
+#: 2: redaction before trimming, PEM through prefixes, the shapes of issue 17.
+RULES_VERSION = 2
 
 #: Every kind the built-in detectors report, with what it covers.
 KINDS: Mapping[str, str] = MappingProxyType(
@@ -84,6 +92,15 @@ KINDS: Mapping[str, str] = MappingProxyType(
         "bearer": "credential after Authorization: Bearer / Basic",
         "env-secret": "value assigned to a *_TOKEN, *_SECRET, *_PASSWORD, *_API_KEY ... name",
         "high-entropy": "long random-looking value assigned to a *_KEY-style name",
+        "vault-token": "HashiCorp Vault token (hvs./hvb./hvr., legacy s. as a value)",
+        "vendor-token": "other vendor tokens by prefix: Shopify shpat_, Linear lin_api_, "
+        "DigitalOcean dop_v1_, Supabase sbp_, Grafana glsa_, Postman PMAK-, New Relic NRAK-, "
+        "Databricks dapi, Atlassian ATATT3, Sentry sntrys_, Telegram bot tokens",
+        "kubeadm-token": "kubeadm bootstrap token (6.16 characters) as a value",
+        "cli-password": "password on a command line: docker/podman/helm login -p, sshpass -p, "
+        "mysql -pX, redis-cli -a, curl -u user:pass, ldapsearch -w, smbclient -U user%pass, "
+        "openssl -passout pass:X, az login -p",
+        "azure-sas": "signature (sig=) of an Azure shared access signature URL",
     }
 )
 
@@ -138,6 +155,19 @@ _SHAPES: tuple[tuple[str, str], ...] = (
     ("sendgrid-key", r"SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}"),
     ("pypi-token", r"pypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{50,512}"),
     ("age-secret-key", r"AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}"),
+    (
+        "vault-token",
+        r"hv[sbr]\.[A-Za-z0-9_-]{24,256}"
+        r"|s\.(?=[A-Za-z0-9]{0,23}[0-9])(?=[A-Za-z0-9]{0,23}[A-Z])[A-Za-z0-9]{24}",
+    ),
+    (
+        "vendor-token",
+        r"shp(?:at|ss|ca|pa)_[a-fA-F0-9]{32}|lin_api_[A-Za-z0-9]{40}|do[por]_v1_[a-f0-9]{64}"
+        r"|sbp_[a-f0-9]{40}|glsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}|PMAK-[a-f0-9]{24}-[a-f0-9]{34}"
+        r"|NRAK-[A-Z0-9]{27}|dapi[a-f0-9]{32}(?:-\d)?|ATATT3[A-Za-z0-9_=-]{100,300}"
+        r"|sntry[su]_[A-Za-z0-9_=+/-]{60,300}|\d{8,10}:AA[A-Za-z0-9_-]{33}",
+    ),
+    ("kubeadm-token", r"[a-z0-9]{6}\.(?=[a-z]{0,15}[0-9])[a-z0-9]{16}"),
     ("jwt", r"eyJ[A-Za-z0-9_-]{8,4096}\.eyJ[A-Za-z0-9_-]{8,8192}\.[A-Za-z0-9_-]{0,4096}"),
 )
 _SHAPE_RE = re.compile("|".join(f"(?P<s{i}>{body})" for i, (_, body) in enumerate(_SHAPES)))
@@ -242,13 +272,15 @@ def _jwt_header_ok(token: str) -> bool:
     return isinstance(data, dict) and ("alg" in data or "typ" in data)
 
 
+_PCT_RE = re.compile(r"%[0-9A-Fa-f]{2}(?![0-9A-Fa-f]{2})")
 _TOKEN_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
 
 
 def _bounded(text: str, start: int, end: int, extra: str = "") -> bool:
     """The characters just outside [start, end) are not token characters."""
     if start > 0 and (text[start - 1] in _TOKEN_CHARS or text[start - 1] in extra):
-        return False
+        if not _PCT_RE.match(text, max(0, start - 3), start):
+            return False  # %20ghp_...: a URL-encoded separator is a boundary
     return not (end < len(text) and (text[end] in _TOKEN_CHARS or text[end] in extra))
 
 
@@ -290,6 +322,13 @@ _SECRET_KEY_NAMES = (
     "authkey",
     "secretkeybase",
     "adminkey",
+    "subscriptionkey",  # Ocp-Apim-Subscription-Key
+    "functionskey",
+    "applicationkey",
+    "masterkey",
+    "accountkey",  # Azure storage connection strings
+    "sharedaccesskey",
+    "rapidapikey",
 )
 _STRONG_ENDINGS = ("token", "secret", "password", "passwd", "passphrase", "pwd")
 _TYPE_LIKE = re.compile(r"[A-Z][A-Za-z]{0,63}")
@@ -314,7 +353,10 @@ def _name_strength(name: str) -> str | None:
         return "strong"
     if norm.endswith("pass"):
         # DB_PASS, SMTP_PASS; not Go's "--- PASS:" or BYPASS.
-        return "strong" if low.endswith(("_pass", "-pass", ".pass")) else None
+        if low.endswith(("_pass", "-pass", ".pass")):
+            return "strong"
+        raw = name.lstrip("-.")
+        return "strong" if raw.endswith("Pass") and raw[-5:-4].islower() else None  # smtpPass
     if norm.endswith(("key", "keybase")):
         stem = low[: -len("_base")] if low.endswith("_base") else low
         k = len(stem) - 3
@@ -332,6 +374,7 @@ def _name_strength(name: str) -> str | None:
 
 # A .netrc line: `machine <host> login <user> password <secret>`.
 _NETRC_RE = re.compile(r"[ \t]{0,64}+(?:machine|default)\b")
+_NETRC_INLINE_RE = re.compile(r"\bmachine [^\s]{1,253}+ login [^\s]{1,128}+ $")
 _EOL_RE = re.compile(r"[ \t\r]{0,64}+(?:\n|\\n|\Z)")
 _BLANK_HEAD_RE = re.compile(r"[ \t-]{0,512}+")
 
@@ -372,6 +415,7 @@ def _assignment(text: str, m: re.Match[str]) -> _Span | None:
     if spaced_only and not (
         name.startswith("-")
         or _NETRC_RE.match(text, ls, ns)
+        or _NETRC_INLINE_RE.search(text, ls, ns)
         or (strength == "strong" and _random_looking(value, allow_hex=False))
     ):
         # Only `--password hunter2`, .netrc lines and `aws configure set <name> <random>`
@@ -383,7 +427,9 @@ def _assignment(text: str, m: re.Match[str]) -> _Span | None:
     kind = _value_kind(value, name, strength)
     if kind is not None:
         return (vs, ve, kind)
-    if _is_placeholder(value):
+    # A quoted value is a literal: a leading * or # is part of it, not a mask or a comment.
+    literal = value[1:] if group != "vbare" and value[:1] in "*#" else value
+    if _is_placeholder(literal) or _looks_fake(value):
         return None
     if spaced_only and (value.startswith("-") or value.isalpha()):
         return None  # the next flag, or prose: "--password options", "--token --cut-at"
@@ -403,7 +449,12 @@ def _assignment(text: str, m: re.Match[str]) -> _Span | None:
             if value.endswith(":"):
                 return None  # the next key: "token: str:" in a docstring
             type_like = _TYPE_LIKE if yaml_line else _CAMEL_RE
-            if type_like.fullmatch(value) and any(c.islower() for c in value):
+            if (
+                type_like.fullmatch(value)
+                and any(c.islower() for c in value)
+                and not _mixed_random(value)
+                and "-" not in name.lstrip("-")  # X-Auth-Token: is a header, not code
+            ):
                 return None  # a type annotation: token: Token, key: Ed25519PrivateKey
     elif not env_style and any(c.isspace() for c in value):
         return None  # a label or message: "password": "Enter your password"
@@ -417,6 +468,28 @@ def _assignment(text: str, m: re.Match[str]) -> _Span | None:
     if _random_looking(value, allow_hex=env_style):
         return (vs, ve, "high-entropy")
     return None
+
+
+def _mixed_random(value: str) -> bool:
+    """Letters of both cases in even measure and several digits: generated, not a type name
+    (``FVE6SH8CLU2lirWmjLGu`` but not ``Ed25519PrivateKey`` or ``HTTPClient``)."""
+    if len(value) < 16:
+        return False
+    upper = sum(c.isupper() for c in value)
+    lower = sum(c.islower() for c in value)
+    digits = sum(c.isdigit() for c in value)
+    return digits >= 2 and 0.3 <= upper / max(1, upper + lower) <= 0.7
+
+
+def _password_like(value: str) -> bool:
+    """Digits and letters of both cases in one word (``Maple455.GYAUoF``): made up to be a
+    password, where ``self.token`` or ``config.apiKey2`` are references."""
+    digits = sum(c.isdigit() for c in value)
+    return (
+        digits >= 2
+        and any(c.isupper() for c in value)
+        and any(c.islower() for c in value)
+    )
 
 
 def _value_kind(value: str, name: str, strength: str) -> str | None:
@@ -436,7 +509,7 @@ def _looks_like_code(value: str, *, literal: bool) -> bool:
     """
     if value.isdigit() or (value.startswith("0x") and _HEX_RE.fullmatch(value)):
         return True
-    if _DOTTED_RE.fullmatch(value):
+    if _DOTTED_RE.fullmatch(value) and not _password_like(value):
         return True  # self.token, process.env.TOKEN
     if literal:
         return False
@@ -482,8 +555,10 @@ def _webhook(kind: str, group: str) -> _Handler:
 
 
 def _bearer(text: str, m: re.Match[str]) -> _Span | None:
-    """The credential after ``Bearer`` or ``Basic``."""
-    if text[m.start() - 1 : m.start()].isalnum():
+    """The credential after ``Bearer`` (any case) or ``Basic``."""
+    # The Basic branch matches from its B, the bearer scanner from the e after it.
+    word = m.start() if text[m.start() : m.start() + 1] == "B" else m.start() - 1
+    if text[word - 1 : word].isalnum():
         return None  # part of a longer word
     s, e = m.span("bval")
     value = text[s:e].rstrip(".")
@@ -495,7 +570,7 @@ def _bearer(text: str, m: re.Match[str]) -> _Span | None:
         return (s, e, shape)
     if _is_placeholder(value):
         return None
-    if text.startswith("Basic", m.start()):
+    if text.startswith("Basic", word):
         # Basic credentials are base64 of "user:password"; prose after "Basic" is not.
         try:
             decoded = base64.b64decode(value + "=" * (-len(value) % 4), validate=True)
@@ -509,23 +584,147 @@ def _bearer(text: str, m: re.Match[str]) -> _Span | None:
     return None
 
 
-_PEM_END_RE = re.compile(r"-----END[ A-Z0-9]{0,40}-----")
-# Between the header and the END line: base64, whitespace (or JSON-escaped \n), and the
-# "Proc-Type: 4,ENCRYPTED" / "DEK-Info: ..." / "Comment: ..." headers of older formats.
-_PEM_BODY_RE = re.compile(r"[A-Za-z0-9+/=\s\\:,.\-\"]{0,16384}")
-# Without an END line (truncated output): whole lines of base64 or headers only, so the
-# prose that follows is kept.
-_PEM_LINES_RE = re.compile(
-    r"(?:[ \t]{0,64}+(?:\r?\n|\\r?\\n)(?:[A-Za-z0-9+/=]{1,128}+|[A-Za-z-]{1,20}: [^\n\\]{0,128}+|)"
-    r"(?=[ \t]{0,64}+(?:\r?\n|\\r?\\n|$))){0,1024}"
+def _xml_password(text: str, m: re.Match[str]) -> _Span | None:
+    """The text of a ``<password>...</password>`` element (Maven settings.xml and the like)."""
+    s, e = m.span("xval")
+    value = text[s:e].strip()
+    if _is_placeholder(value) or " " in value:
+        return None
+    return (s, e, _shape_kind(value) or "env-secret")
+
+
+def _telegram(text: str, m: re.Match[str]) -> _Span | None:
+    """A Telegram bot token: 8-10 digits of bot id, ``:AA``, 33 characters (``m`` at ``:``)."""
+    start = m.start()
+    while start > 0 and text[start - 1].isdigit() and m.start() - start <= 10:
+        start -= 1
+    if not 8 <= m.start() - start <= 10:
+        return None
+    return _token_at(text, start, m.end())
+
+
+def _sas(text: str, m: re.Match[str]) -> _Span | None:
+    """The ``sig=`` of an Azure shared access signature: a URL query with sv= and se=/sp=."""
+    at = m.start() - 2  # m matched at the g of sig=
+    if text[at - 1 : at] not in ("?", "&"):
+        return None
+    query = text[max(0, at - 600) : at]
+    q = query.rfind("?")
+    if q < 0 or "sv=" not in query[q:] or not ("se=" in query[q:] or "sp=" in query[q:]):
+        return None
+    s, e = m.span("sig")
+    return None if _looks_fake(text[s:e]) else (s, e, "azure-sas")
+
+
+# Commands whose -p/-a/-u flag takes a password, by how they take it.
+_CLI_PW_ATTACHED = re.compile(r"\b(?:mysql\w{0,10}|mariadb[\w-]{0,10})(?=\s)")
+_CLI_PW_SPACED = re.compile(
+    r"\b(?:sshpass|(?:docker|podman|buildah|nerdctl|skopeo|oras|helm registry|az) login)\b"
 )
+_CLI_PW_W = re.compile(r"\bldap(?:search|modify|add|delete|passwd|compare|whoami)\b")
+_CLI_PW_USER_PCT = re.compile(r"\b(?:smbclient|rpcclient|smbget)\b")
+# openssl -passin/-passout/-pass pass:<password>
+_OPENSSL_PASS_RE = re.compile(r"ass(?:in|out|word)? pass:")
+_CLI_PW_A = re.compile(r"\b(?:redis-cli|keydb-cli|valkey-cli)\b")
+_CLI_PW_U = re.compile(r"\b(?:curl|http|https|xh)\b")
+_CLI_VALUE_RE = re.compile(r"""'([^'\n]{1,256}+)'|"([^"\n]{1,256}+)"|([^\s'"`;&|<>()]{1,256}+)""")
 
 
+def _cli_password(text: str, m: re.Match[str]) -> _Span | None:
+    """A password passed as a flag value to a command known to take one there."""
+    flag = m.group("flag")
+    if flag == "p" and (o := _OPENSSL_PASS_RE.match(text, m.end())):
+        v = _CLI_VALUE_RE.match(text, o.end())
+        if v is None or _is_placeholder(text[v.start() : v.end()]):
+            return None
+        return (*v.span(v.lastindex or 3), "cli-password")
+    # The command is on the same line, and close: a long look back per flag would make a
+    # text dense with flags slow.
+    command = text[max(_line_start(text, m.start()), m.start() - 160) : m.start()]
+    pos = m.end()
+    if flag == "p":
+        if text[pos : pos + 1] in (" ", "\t"):
+            if not _CLI_PW_SPACED.search(command):
+                return None
+            pos += 1
+        elif not _CLI_PW_ATTACHED.search(command) or text[pos : pos + 1] in ("", "\n"):
+            return None
+    elif flag == "a ":
+        if not _CLI_PW_A.search(command):
+            return None
+    elif flag == "w ":
+        if not _CLI_PW_W.search(command):
+            return None
+    elif flag == "U ":
+        if not _CLI_PW_USER_PCT.search(command):
+            return None
+    elif not _CLI_PW_U.search(command):
+        return None
+    v = _CLI_VALUE_RE.match(text, pos)
+    if v is None:
+        return None
+    g = v.lastindex or 3
+    s, e = v.span(g)
+    if flag[0] in "u-U":
+        sep = text.find("%" if flag[0] == "U" else ":", s, e)
+        if sep < 0:
+            return None  # -u user: curl asks for the password
+        s = sep + 1
+    value = text[s:e]
+    if not value or value.startswith("-") or _is_placeholder(value) or value.isdigit():
+        return None
+    if flag == "p" and text[m.end() : m.end() + 1] != " " and len(value) < 4:
+        return None
+    return (s, e, _shape_kind(value) or "cli-password")
+
+
+_PEM_END_RE = re.compile(r"-----END[ A-Z0-9]{0,40}-----")
+# Between the header and the END line: base64, whitespace, JSON-escaped \n, the prefixes of
+# Read output (`    12→`), diffs (`+ `), quotes, our own trim markers ("[… 40 lines omitted …]")
+# and the "Proc-Type: 4,ENCRYPTED" / "DEK-Info: ..." / "Comment: ..." headers.
+_PEM_BODY_RE = re.compile(r"[A-Za-z0-9+/=\s\\:,.\-\"'\u2192\u2026\[\]>|;]{0,16384}")
+# One line of a key seen line by line (no END line in reach, or the tail of a key whose header
+# was cut away): a separator (newline or JSON-escaped \n), then the prefixes tools add, then
+# base64, a header, a trim marker, an END line or nothing.
+_PEM_SEP = r"(?:\r?\n|\\{1,4}r?\\{0,4}n)"
+_PEM_PREFIX = r"[ \t]{0,16}+(?:\d{1,7}+(?:\u2192|\t))?(?:[+\->|][ \t]?)?[ \t]{0,16}+[\"']?"
+_PEM_CONTENT = (
+    r"(?:(?P<b64>[A-Za-z0-9+/=]{1,200}+)|[A-Za-z-]{1,20}: [^\n\\]{0,128}+"
+    r"|\[\u2026[^\]\n]{0,60}\]|(?P<end>-----END[ A-Z0-9]{0,40}-----)|)"
+)
+_PEM_LINE_RE = re.compile(
+    _PEM_SEP + _PEM_PREFIX + _PEM_CONTENT
+    + r"(?: ?\u2026| \[\u2026continued\])?[\"']?,?[ \t]{0,16}+(?=\r?\n|\\|\Z)"
+)
+_PEM_TAIL_RE = re.compile(r"-----END (?:[A-Z0-9]{1,12} ){0,3}PRIVATE KEY(?: BLOCK)?-----")
+_PEM_SPLIT_RE = re.compile(_PEM_SEP)
+_PEM_BODY_LINE_RE = re.compile(
+    _PEM_PREFIX + r"(?:(?P<b64>[A-Za-z0-9+/=]{16,200}+)|\[\u2026[^\]\n]{0,60}\])"
+    + r"(?: ?\u2026| \[\u2026continued\])?[\"']?,?[ \t]{0,16}+"
+)
 _PEM_KEY_MATERIAL_RE = re.compile(r"[A-Za-z0-9+/]{40}")
 
 
+def _pem_lines_end(text: str, pos: int) -> int:
+    """End of the run of key lines that starts at ``pos`` (the end of a header)."""
+    end = pos
+    for _ in range(1024):
+        line = _PEM_LINE_RE.match(text, end)
+        if line is None:
+            break
+        end = line.end()
+        if line.group("end"):
+            break
+    return end
+
+
 def _private_key(text: str, m: re.Match[str]) -> _Span | None:
-    """The whole PEM block whose ``-----BEGIN ... PRIVATE KEY-----`` header ``m`` matched."""
+    """The whole PEM block whose ``-----BEGIN ... PRIVATE KEY-----`` header ``m`` matched.
+
+    The block is recognised through the prefixes tools put on lines (Read's line numbers,
+    diff markers), JSON-escaped newlines and our own trim markers; without an END line in
+    reach (truncated output), every following line that looks like key material is taken.
+    """
     start = m.start() - len("-----")
     end = m.end()
     end_at = text.find("-----END", end, end + 16384)
@@ -537,15 +736,73 @@ def _private_key(text: str, m: re.Match[str]) -> _Span | None:
     ):
         span_end = tail.end()
     else:
-        lines = _PEM_LINES_RE.match(text, end)
-        assert lines is not None  # the pattern also matches the empty string
-        span_end = lines.end()
+        span_end = _pem_lines_end(text, end)
     if _PEM_KEY_MATERIAL_RE.search(text, end, span_end) is None:
         return None  # only the header line, e.g. in documentation
     return (start, span_end, "private-key")
 
 
-_USERINFO_RE = re.compile(r"""[^\s/?#"'`<>\\()\[\]{},;|]{1,512}""")
+def _previous_line(text: str, end: int) -> tuple[int, int] | None:
+    """(start, separator start) of the line that ends where the separator before ``end``
+    begins, looking at most 320 characters back; None when no separator is in reach."""
+    seps = list(_PEM_SPLIT_RE.finditer(text, max(0, end - 320), end))
+    if not seps:
+        return None
+    last = seps[-1]
+    before = list(_PEM_SPLIT_RE.finditer(text, max(0, last.start() - 320), last.start()))
+    start = before[-1].end() if before else max(0, last.start() - 320)
+    return start, last.start()
+
+
+def _private_key_tail(text: str, spans: list[_Span]) -> None:
+    """Scanner for the end of a key whose header is not in the text: the lines of key
+    material just before an ``-----END ... PRIVATE KEY-----`` line (a key split over two
+    chunks, ``tail key.pem``, a trimmed middle). Walks back one line at a time."""
+    i = text.find("-----END ")
+    while i >= 0:
+        m = _PEM_TAIL_RE.match(text, i)
+        if m is not None:
+            start = i
+            head = _PEM_SPLIT_RE.finditer(text, max(0, i - 64), i)
+            seps = list(head)
+            # END alone on its line (prefixes allowed), after whole lines of key material.
+            if seps and not text[seps[-1].end() : i].strip(" \t\"'+->|0123456789\u2192"):
+                end = seps[-1].end()
+                for _ in range(1024):
+                    prev = _previous_line(text, end)
+                    if prev is None:
+                        break
+                    line = _PEM_BODY_LINE_RE.fullmatch(text, prev[0], prev[1])
+                    if line is None:
+                        break
+                    if line.group("b64"):
+                        start = prev[0]
+                    end = prev[0]
+            if start < i and _PEM_KEY_MATERIAL_RE.search(text, start, i):
+                spans.append((start, m.end(), "private-key"))
+        i = text.find("-----END ", i + 9)
+
+
+_USERINFO_RE = re.compile(r"""[^\s/?"'`<>\\()\[\]{},;|]{1,512}""")
+# user:password@tcp(host:port)/db, a Go MySQL DSN: no scheme, the userinfo starts the value.
+_DSN_USER_RE = re.compile(r"""[^\s/?"'`<>\\()\[\]{},;|]{1,256}""")
+
+
+def _dsn_password(text: str, at: int) -> _Span | None:
+    """The password of a Go DSN ``user:password@tcp(...)`` (``m`` matched at the ``@``)."""
+    if not text.startswith(("tcp(", "unix(", "udp("), at + 1):
+        return None
+    us = at
+    lo = max(0, at - 256)
+    while us > lo and _DSN_USER_RE.fullmatch(text[us - 1]):
+        us -= 1
+    colon = text.find(":", us, at)
+    if colon < 0 or colon + 1 >= at:
+        return None
+    password = text[colon + 1 : at]
+    if _is_placeholder(password) and not _shape_kind(password):
+        return None
+    return (colon + 1, at, _shape_kind(password) or "url-password")
 
 
 def _url_password(text: str, m: re.Match[str]) -> _Span | None:
@@ -553,7 +810,7 @@ def _url_password(text: str, m: re.Match[str]) -> _Span | None:
     at = m.start()
     sch = text.rfind("://", max(0, at - 512), at)
     if sch <= 0 or not text[sch - 1].isalnum():
-        return None
+        return _dsn_password(text, at)
     userinfo_start = sch + 3
     if not _USERINFO_RE.fullmatch(text, userinfo_start, at):
         return None
@@ -631,8 +888,11 @@ def _scanner(
 
 def _after(prefix: str, boundary: str = _B64URL) -> str:
     """Look-behinds: the text just matched ends with ``prefix`` (a fixed-width regex), and
-    ``prefix`` does not continue a longer run of ``boundary`` characters."""
-    return f"(?<={prefix})(?<![{boundary}]{prefix})"
+    ``prefix`` does not continue a longer run of ``boundary`` characters, unless a URL escape
+    (``%20``) ends that run. Rejecting runs here keeps dense anchors linear."""
+    return (
+        f"(?<={prefix})(?:(?<![{boundary}]{prefix})|(?<=%[0-9A-Fa-f][0-9A-Fa-f]{prefix}))"
+    )
 
 
 # A token body ends where token characters end; bodies are possessive so that a failed
@@ -646,8 +906,9 @@ def _builtin_scanners() -> tuple[_Scan, ...]:
         # K: TOKEN, KEY, Key; AKIA...; AGE-SECRET-KEY-1...
         _scanner(
             "K",
-            "[EIe]",
+            "[EIe-]",
             {
+                "vendor": ("-" + _after("(?:PMA|NRA)K-") + r"[A-Za-z0-9-]{27,60}+" + _END, _prefixed(3)),
                 "env": (r"(?:(?<=TOK)EN|EY(?:_BASE)?|ey(?:Base)?)" + _TAIL_NS, _assignment),
                 "aws": ("IA" + _after("AKIA", "A-Za-z0-9") + r"[A-Z0-9]{16}+" + _END, _prefixed(1)),
                 "age": (
@@ -713,6 +974,13 @@ def _builtin_scanners() -> tuple[_Scan, ...]:
         ),
         # secret, Secret.
         _scanner("cret", "", {"env": (_TAIL, _assignment)}, use_find=False),
+        # ass of passphrase, smtp_pass, smtp-pass, smtpPass, keyPassphrase (lower case).
+        _scanner(
+            "ass",
+            "",
+            {"env": (r"(?<=[pP]ass)(?:phrase)?" + _TAIL, _assignment)},
+            use_find=False,
+        ),
         # W of *_PWD (MYSQL_PWD); PASSWORD is found by its S.
         _scanner("W", "D", {"env": ("(?<=PW)D" + _TAIL_NS, _assignment)}, use_find=True),
         # w: password, passwd, pwd, Password; whsec_...
@@ -721,6 +989,7 @@ def _builtin_scanners() -> tuple[_Scan, ...]:
             "[odh]",
             {
                 "env": (r"(?:ord|(?<=[ps]w)d)" + _TAIL, _assignment),
+                "xml": (r"ord>(?<=<password>)(?P<xval>[^<\n]{1,256}+)</", _xml_password),
                 "whsec": (
                     rf"(?<![{b64}]w)hsec_[A-Za-z0-9+/=]{{24,128}}+(?![A-Za-z0-9_+/=-])",
                     _prefixed(0),
@@ -734,7 +1003,7 @@ def _builtin_scanners() -> tuple[_Scan, ...]:
             "[eaE]",
             {
                 "bearer": (
-                    r"(?<![A-Za-z0-9]B)(?:earer|asic)[ \t]{1,4}+(?P<bval>[A-Za-z0-9._~+/=-]{8,4096}+)",
+                    r"(?<![A-Za-z0-9]B)asic[ \t]{1,4}+(?P<bval>[A-Za-z0-9._~+/=-]{8,4096}+)",
                     _bearer,
                 ),
                 "pem": (
@@ -747,15 +1016,16 @@ def _builtin_scanners() -> tuple[_Scan, ...]:
         # g: ghp_/gho_/ghu_/ghs_/ghr_, github_pat_, glpat- and the other GitLab prefixes.
         _scanner(
             "g",
-            r"h[pousr]_|ithub_pat_|l[a-z]{1,5}-",
+            r"h[pousr]_|ithub_pat_|l[a-z]{1,5}-|=(?<=[?&]sig=)",
             {
+                "sas": (r"=(?P<sig>[A-Za-z0-9%+/=]{20,256}+)", _sas),
                 "gh": (
-                    rf"(?<![{b64}]g)(?:h[pousr]_[A-Za-z0-9]{{36,251}}+|ithub_pat_[A-Za-z0-9_]{{22,251}}+)"
+                    r"(?:h[pousr]_[A-Za-z0-9]{36,251}+|ithub_pat_[A-Za-z0-9_]{22,251}+)"
                     + _END,
                     _prefixed(0),
                 ),
                 "gl": (
-                    rf"(?<![{b64}]g)l(?:pat|dt|rt|ptt|cbt|imt|soat|ft|oas|agent)-"
+                    r"l(?:pat|dt|rt|ptt|cbt|imt|soat|ft|oas|agent)-"
                     r"[A-Za-z0-9_-]{20,256}+(?:\.[A-Za-z0-9_-]{1,64}+){0,4}+" + _END,
                     _prefixed(0),
                 ),
@@ -765,8 +1035,12 @@ def _builtin_scanners() -> tuple[_Scan, ...]:
         # x: Slack xoxb-/xoxp-/... and xapp- tokens.
         _scanner(
             "x",
-            "[oa]",
+            "[oaF]",
             {
+                "atlassian": (
+                    "FfGF0(?<=ATATT3xFfGF0)[A-Za-z0-9_=-]{90,300}+" + _END,
+                    _prefixed(6),
+                ),
                 "slack": (
                     rf"(?<![{b64}]x)(?:ox[abposre]|app)-[A-Za-z0-9-]{{10,250}}+" + _END,
                     _prefixed(0),
@@ -792,11 +1066,59 @@ def _builtin_scanners() -> tuple[_Scan, ...]:
         _scanner(
             "z",
             "",
-            {"aiza": ("a" + _after("AIza") + r"[0-9A-Za-z_-]{35}+" + _END, _prefixed(3))},
+            {"aiza": ("a" + _after("AIza") + r"[0-9A-Za-z_-]{35}+" + _END, _prefixed(2))},
             use_find=True,
         ),
         # @ of scheme://user:password@host.
         _scanner("@", "", {"url": (r"(?=[A-Za-z0-9\[])", _url_password)}, use_find=True),
+        # Bearer / bearer / BEARER credentials.
+        _scanner(
+            "earer",
+            "",
+            {
+                "bearer": (
+                    r"(?<=[Bb]earer)[ \t]{1,4}+(?P<bval>[A-Za-z0-9._~+/=-]{8,4096}+)",
+                    _bearer,
+                ),
+            },
+            use_find=False,
+        ),
+        # _: npm_, hf_, shpat_, sbp_, glsa_, dop_v1_, lin_api_, sntrys_ tokens anywhere.
+        _scanner(
+            "_",
+            r"[A-Za-z0-9_=+/-]{20}",
+            {
+                "u2": (r"(?<=hf_)[A-Za-z0-9]{34,40}+" + _END, _prefixed(2)),
+                "u3": (r"(?<=npm_|sbp_)[A-Za-z0-9]{36,40}+" + _END, _prefixed(3)),
+                "u4": (r"(?<=glsa_)[A-Za-z0-9_]{41}+" + _END, _prefixed(4)),
+                "u5": (r"(?<=shpat_|shpss_|shpca_|shppa_)[a-fA-F0-9]{32}+" + _END, _prefixed(5)),
+                "u6": (r"(?<=sntrys_|sntryu_)[A-Za-z0-9_=+/-]{60,300}+" + _END, _prefixed(6)),
+                "u3b": (r"(?<=dop_|doo_|dor_)v1_[a-f0-9]{64}+" + _END, _prefixed(3)),
+                "u3c": (r"(?<=lin_)api_[A-Za-z0-9]{40}+" + _END, _prefixed(3)),
+            },
+            use_find=False,
+        ),
+        # hvs. / hvb. / hvr.: Vault tokens; ya29.: Google access tokens; dapi: Databricks.
+        _scanner(
+            "vs.",
+            "",
+            {"vault": (r"(?<=hvs\.)[A-Za-z0-9_-]{24,256}+" + _END, _prefixed(1))},
+            use_find=True,
+        ),
+        _scanner("ya29.", "", {"ya29": (r"[0-9A-Za-z_-]{30,2048}+" + _END, _prefixed(0))},
+                 use_find=True),
+        _scanner("dapi", "", {"dapi": (r"[a-f0-9]{32}+(?:-\d)?" + _END, _prefixed(0))},
+                 use_find=True),
+        # :AA of a Telegram bot token (<bot id>:AA<33 characters>).
+        _scanner(":AA", "", {"telegram": (r"[A-Za-z0-9_-]{33}+" + _END, _telegram)}, use_find=True),
+        # Passwords on command lines: -p, -a, -u after the commands that take them.
+        _scanner(
+            " -",
+            r"p|a |u |w |U |-user[ =]",
+            {"cli": (r"(?P<flag>p|a |u |w |U |-user[ =])", _cli_password)},
+            use_find=False,
+        ),
+        _private_key_tail,
     )
 
 

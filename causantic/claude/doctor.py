@@ -92,6 +92,7 @@ def _database(settings: Settings) -> list[Check]:
             result = [r[0] for r in conn.execute("PRAGMA quick_check")]
             version = int(conn.execute("PRAGMA user_version").fetchone()[0])
             chunks = int(conn.execute("SELECT count(*) FROM chunks").fetchone()[0])
+            redaction = _redaction(conn)
     except Exception as exc:  # noqa: BLE001 - reported, not raised
         return [Check("database", "problem", f"{path}: {_one_line(exc)}")]
     if result != ["ok"]:
@@ -102,11 +103,28 @@ def _database(settings: Settings) -> list[Check]:
     schema = f"schema {version}" + ("" if version == latest else
                                     f" (upgraded to {latest} on the next write)")
     out = [Check("database", "ok", f"{path} ({chunks:,} chunks, {schema}, integrity ok)")]
+    if redaction is not None:
+        out.append(redaction)
     mode = path.stat().st_mode & 0o777
     if mode & 0o077:
         out.append(Check("permissions", "warning",
                          f"{path} is readable by others (mode {mode:o}); `chmod 600 {path}`"))
     return out
+
+
+def _redaction(conn) -> Check | None:  # type: ignore[no-untyped-def]
+    """A warning when stored text went through older redaction rules than the current ones."""
+    from causantic.redact import RULES_VERSION
+    from causantic.rescan import needs_rescan
+    from causantic.store.redaction import rules_version
+
+    if not needs_rescan(conn):
+        return None
+    stored = rules_version(conn)
+    return Check("redaction", "warning",
+                 f"stored text was redacted under {'rules ' + str(stored) if stored else 'older rules'}"
+                 f" (current: {RULES_VERSION}); secrets found since may be stored: run "
+                 "`causantic redact --rescan`")
 
 
 def _model(settings: Settings) -> Check:

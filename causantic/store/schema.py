@@ -511,3 +511,27 @@ def add_lessons_and_ledger(conn: apsw.Connection) -> None:
         CREATE INDEX injections_by_session ON injections(session_id, time);
         """
     )
+
+
+@migration
+def create_redaction_meta(conn: apsw.Connection) -> None:
+    """Which redaction rules the stored text went through (issue 17; `causantic.store.redaction`).
+
+    One row per key; `rules` is `causantic.redact.RULES_VERSION` when the text was last
+    redacted as a whole: a new store starts at the current rules, a store that already holds
+    chunks gets no row (it was written under rules older than any recorded), so `doctor`
+    asks for `causantic redact --rescan`, which sets it.
+    """
+    from causantic.redact import RULES_VERSION
+
+    conn.execute(
+        """
+        CREATE TABLE redaction_meta (
+            key TEXT PRIMARY KEY,
+            value TEXT NOT NULL
+        ) WITHOUT ROWID;
+        INSERT INTO redaction_meta(key, value)
+            SELECT 'rules', ? WHERE NOT EXISTS (SELECT 1 FROM chunks);
+        """,
+        (str(RULES_VERSION),),
+    )

@@ -82,6 +82,7 @@ class Block:
     is_error: bool = False
     agent_id: str = ""  # tool_use: the sub-agent it spawned; tool_result: the one that returned
     input: dict[str, Any] | None = None
+    redactions: int = -1  # secrets replaced in text and input; -1: not redacted yet
 
 
 @dataclass
