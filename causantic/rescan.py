@@ -48,6 +48,7 @@ class RescanReport:
     sessions_changed: int = 0
     states_changed: int = 0
     topics_changed: int = 0
+    memories_changed: int = 0
     secrets: int = 0
     rules_before: int = 0
     rules_after: int = RULES_VERSION
@@ -62,6 +63,7 @@ class RescanReport:
             "sessions_changed": self.sessions_changed,
             "states_changed": self.states_changed,
             "topics_changed": self.topics_changed,
+            "memories_changed": self.memories_changed,
             "secrets_redacted": self.secrets,
             "rules_before": self.rules_before,
             "rules_after": self.rules_after,
@@ -80,6 +82,7 @@ class RescanReport:
             f"- session titles/paths changed: {self.sessions_changed:,}",
             f"- session states changed: {self.states_changed:,}",
             f"- topic names changed: {self.topics_changed:,}",
+            f"- remembered observations changed: {self.memories_changed:,}",
         ]
         lines += [f"- {note}" for note in self.notes]
         return "\n".join(lines)
@@ -95,12 +98,14 @@ def rescan(store: Store, redact: Redact, *, batch: int = BATCH) -> RescanReport:
     try:
         _chunks(store, redact, batch, report)
         _small_tables(store, redact, report)
+        _derived(store, redact, report)
         with conn:
             table.set_rules_version(conn, RULES_VERSION)
     finally:
         with conn:
             table.fts_secure_delete(conn, False)
-    changed = report.chunks_changed or report.sessions_changed or report.states_changed
+    changed = (report.chunks_changed or report.sessions_changed or report.states_changed
+               or report.memories_changed)
     if changed or report.rules_before < RULES_VERSION:  # old rules: deleted rows may linger
         try:
             with conn:
@@ -188,6 +193,29 @@ def _small_tables(store: Store, redact: Redact, report: RescanReport) -> None:
             new_reason, n = redact(reason)
             if n:
                 table.update_reason(conn, scope, key, reason, new_reason)
+
+
+def _derived(store: Store, redact: Redact, report: RescanReport) -> None:
+    """Explicit memories and lessons: remembered text is redacted like chunks; lessons are
+    derived from the (now redacted) chunks and session states, so they are derived again."""
+    conn = store.conn
+    with conn:
+        for rowid, text, meta in table.memory_rows(conn):
+            new_text, n = redact(text)
+            new_meta, m = _redact_json(meta, redact)
+            if n or m:
+                table.update_memory(conn, rowid, (text, meta), (new_text, new_meta))
+                report.memories_changed += 1
+                report.secrets += n + m
+        for feedback_id, reason in table.feedback_reasons(conn):
+            new_reason, n = redact(reason)
+            if n:
+                table.update_feedback_reason(conn, feedback_id, reason, new_reason)
+    if report.chunks_changed or report.states_changed:
+        from causantic.lessons.episodes import rebuild_all
+
+        with conn:
+            rebuild_all(conn)
 
 
 def _redact_json(doc: str, redact: Redact) -> tuple[str, int]:

@@ -129,19 +129,55 @@ def update_reason(conn: apsw.Connection, scope: str, key: str, old: str, new: st
     )
 
 
+def memory_rows(conn: apsw.Connection) -> list[tuple[int, str, str]]:
+    """(rowid, text, meta) of every remembered observation (none before explicit memory)."""
+    if not _table(conn, "memories"):
+        return []
+    return conn.execute("SELECT rowid, text, meta FROM memories").fetchall()
+
+
+def update_memory(conn: apsw.Connection, rowid: int, old: tuple[str, str],
+                  new: tuple[str, str]) -> None:
+    """New text and meta (triggers refresh its FTS row and drop its vector)."""
+    conn.execute("UPDATE memories SET text = ?, meta = ? WHERE rowid = ? AND text = ? AND meta = ?",
+                 (*new, rowid, *old))
+
+
+def feedback_reasons(conn: apsw.Connection) -> list[tuple[int, str]]:
+    """(id, reason) of the feedback given on memories, where a reason was given."""
+    if not _table(conn, "memory_feedback"):
+        return []
+    return conn.execute("SELECT id, reason FROM memory_feedback WHERE reason != ''").fetchall()
+
+
+def update_feedback_reason(conn: apsw.Connection, feedback_id: int, old: str, new: str) -> None:
+    conn.execute("UPDATE memory_feedback SET reason = ? WHERE id = ? AND reason = ?",
+                 (new, feedback_id, old))
+
+
+def _table(conn: apsw.Connection, name: str) -> bool:
+    return conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?",
+                        (name,)).fetchone() is not None
+
+
 def fts_secure_delete(conn: apsw.Connection, on: bool) -> None:
     """FTS5's secure-delete: a deleted row's terms leave the index itself, not only its
     tombstone, so an old token cannot be read back from the index pages."""
-    conn.execute(
-        "INSERT INTO chunks_fts(chunks_fts, rank) VALUES ('secure-delete', ?)", (int(on),)
-    )
+    for fts in _fts_tables(conn):
+        conn.execute(f"INSERT INTO {fts}({fts}, rank) VALUES ('secure-delete', ?)", (int(on),))
 
 
 def fts_optimize(conn: apsw.Connection) -> None:
     """Merge the FTS index into one segment, dropping entries of rows deleted before
     secure-delete was on (an incremental re-read replaces chunks; their old terms stay in the
     older segments until a merge)."""
-    conn.execute("INSERT INTO chunks_fts(chunks_fts) VALUES ('optimize')")
+    for fts in _fts_tables(conn):
+        conn.execute(f"INSERT INTO {fts}({fts}) VALUES ('optimize')")
+
+
+def _fts_tables(conn: apsw.Connection) -> list[str]:
+    """The full-text indexes that hold stored text: chunks, and memories and lessons if any."""
+    return [name for name in ("chunks_fts", "memories_fts", "lessons_fts") if _table(conn, name)]
 
 
 def vacuum(conn: apsw.Connection) -> None:
