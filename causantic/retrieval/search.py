@@ -35,6 +35,8 @@ from causantic.store.db import Store
 
 MODES = ("keyword", "vector", "hybrid")
 FUSIONS = ("score", "rrf")
+#: Most results when no limit is given: as many answers as the token budget holds.
+FILL = 25
 
 
 @dataclass(frozen=True)
@@ -61,12 +63,13 @@ def search(
     query: str,
     *,
     project: str | None = None,
-    limit: int = 10,
+    limit: int | None = None,
     max_tokens: int = 4000,
     mode: str = "hybrid",
     max_chars: int | None = None,
     cluster_expansion: bool = False,
     fusion: str = "score",
+    answers: bool = True,
 ) -> SearchResult:
     """Find past work on a topic; see the module docstring.
 
@@ -79,6 +82,8 @@ def search(
     UsageError : ``mode`` is not one of MODES, or ``fusion`` not one of FUSIONS.
     """
     started = time.perf_counter()
+    limit = limit or FILL
+    render_as = (store.conn, query) if answers else None
     if mode not in MODES:
         raise UsageError(f"unknown search mode {mode!r}; use one of {', '.join(MODES)}")
     if fusion not in FUSIONS:
@@ -95,14 +100,15 @@ def search(
     ] if mode != "vector" else []
     if mode == "keyword":
         hits = dedupe(load_hits(store.conn, keyword), keep=limit)
-        return finish(query, mode, hits, max_tokens, max_chars, started)
+        return finish(query, mode, hits, max_tokens, max_chars, started, units=render_as)
     from causantic.retrieval.vector import VectorsUnavailable, vectors_state
 
     notice = vectors_state(store.conn)
     if notice is None:
         try:
             return _with_vectors(store, query, keyword, project, limit, mode,
-                                 max_tokens, max_chars, started, cluster_expansion, fusion)
+                                 max_tokens, max_chars, started, cluster_expansion, fusion,
+                                 answers)
         except VectorsUnavailable as exc:
             notice = str(exc)
     if mode == "vector":
@@ -112,7 +118,7 @@ def search(
         ]
     hits = dedupe(load_hits(store.conn, keyword), keep=limit)
     return finish(query, mode, hits, max_tokens, max_chars, started,
-                  notice=f"Keyword results only: {notice}.")
+                  notice=f"Keyword results only: {notice}.", units=render_as)
 
 
 def _with_vectors(
@@ -127,6 +133,7 @@ def _with_vectors(
     started: float,
     cluster_expansion: bool = False,
     method: str = "score",
+    answers: bool = True,
 ) -> SearchResult:
     """The vector and hybrid modes (numpy imported here); raises VectorsUnavailable.
 
@@ -167,7 +174,8 @@ def _with_vectors(
     vectors = chunk_vectors(store.conn, [h.chunk_id for h in hits])
     chosen = fusion.select(hits, limit, id_of=lambda h: h.chunk_id, score_of=lambda h: h.score,
                            text_of=_body, vectors=vectors)
-    return finish(query, mode, chosen, max_tokens, max_chars, started)
+    return finish(query, mode, chosen, max_tokens, max_chars, started,
+                  units=(store.conn, query) if answers else None)
 
 
 def finish(
@@ -178,8 +186,13 @@ def finish(
     max_chars: int | None,
     started: float,
     notice: str | None = None,
+    units: tuple[apsw.Connection, str] | None = None,
 ) -> SearchResult:
-    """Render hits under the budget into a SearchResult (shared by all search modes)."""
+    """Render hits under the budget into a SearchResult (shared by all search modes).
+
+    With ``units`` (the connection and the query), each hit is shown as its answer unit
+    (`causantic.retrieval.answer`): compacted, with what followed it in its turn, one per
+    turn; as many as the budget holds. Without, each hit's stored text."""
     if not hits:
         text = f'No relevant memory found for "{query}".'
         if notice:
@@ -188,9 +201,14 @@ def finish(
                             (time.perf_counter() - started) * 1000, notice)
     title = f'Found {{n}} results for "{query}"'
     budget = max_tokens - render.tokens_of(title) - 10
+    if units is not None:
+        from causantic.retrieval.answer import units as answer_units
+
+        hits = [h.replace(text=text) for h, text in answer_units(units[0], hits, units[1])]
+    bodies = [h.text for h in hits]
     items, used = render.fit(
-        [(render.header(h, i + 1), h.text) for i, h in enumerate(hits)], budget,
-        None if max_chars is None else max_chars - len(title) - 40,
+        [(render.header(h, i + 1), body) for i, (h, body) in enumerate(zip(hits, bodies))],
+        budget, None if max_chars is None else max_chars - len(title) - 40,
     )
     shown = hits[:used]
     body = render.join(items)
