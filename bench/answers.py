@@ -219,7 +219,8 @@ def causantic_systems(store: Any, names: Sequence[str] | None = None) -> dict[st
     def walker(fn: Callable[..., Any], mode: str) -> System:
         def run(q: Question) -> Answer:
             out = {b: fn(store, q.query, max_tokens=b, search_mode=mode) for b in BUDGETS}
-            return Answer(ranked_of(out[BUDGETS[-1]].results), {b: r.text for b, r in out.items()},
+            last = out[BUDGETS[-1]]
+            return Answer(ranked_of(last.results + last.others), {b: r.text for b, r in out.items()},
                           {b: r.tokens for b, r in out.items()})
         return run
 

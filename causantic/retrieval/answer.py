@@ -187,8 +187,12 @@ def turns(conn: apsw.Connection, keys: Sequence[tuple[str, str, int]]
 
 
 def extract(turn: Sequence[tuple[str, str]], anchor: str, terms: Sequence[str],
-            limit: int = UNIT_CHARS) -> str:
-    """The answer unit of `anchor` (a chunk id) within its turn's chunks (module docstring)."""
+            limit: int = UNIT_CHARS, before: bool = True) -> str:
+    """The answer unit of `anchor` (a chunk id) within its turn's chunks (module docstring).
+
+    ``before=False`` takes only what followed the anchor (and no prompt): for a recall,
+    whose chain already tells what led to it.
+    """
     ids = [cid for cid, _ in turn]
     if anchor not in ids:
         return ""
@@ -197,13 +201,13 @@ def extract(turn: Sequence[tuple[str, str]], anchor: str, terms: Sequence[str],
     # Candidates: (chunk position, block index, text) for assistant blocks of other chunks.
     cands: list[tuple[int, int, str]] = []
     for pos, (_, text) in enumerate(turn):
-        if pos == at:
+        if pos == at or (pos < at and not before):
             continue
         for j, block in enumerate(blocks_of(text)):
             if block.startswith("[Assistant"):
                 cands.append((pos, j, block))
     prompt = ""
-    if at > 0:
+    if at > 0 and before:
         first = blocks_of(turn[0][1])[0]
         if first.startswith("[User"):
             prompt = _head_cut(first, PROMPT_CHARS, ())
@@ -227,6 +231,15 @@ def extract(turn: Sequence[tuple[str, str]], anchor: str, terms: Sequence[str],
     parts = ([prompt] if prompt else []) + [chosen[k] for k in sorted(chosen) if k[0] < at]
     parts += [head] + [chosen[k] for k in sorted(chosen) if k[0] > at]
     return "\n\n[…]\n\n".join(parts)
+
+
+def with_conclusion(shown: str, last_chunk: str, terms: Sequence[str],
+                    limit: int = ASSISTANT_CHARS) -> str:
+    """A compacted match followed by its turn's last assistant message (how it ended)."""
+    found = [b for b in blocks_of(last_chunk) if b.startswith("[Assistant")]
+    if not found:
+        return shown
+    return f"{shown}\n\n[… how this turn ended]\n\n{_head_cut(found[-1], limit, terms)}"
 
 
 def units(conn: apsw.Connection, hits: Sequence[Hit], query: str,
