@@ -156,7 +156,7 @@ def recall(
     query: str,
     *,
     project: str | None = None,
-    limit: int = DEFAULT_LIMIT,
+    limit: int | None = None,
     max_tokens: int = 4000,
     max_chars: int | None = None,
     seeds: int = DEFAULT_SEEDS,
@@ -170,7 +170,8 @@ def recall(
     query : what to look for, e.g. "how did we fix the flaky PTY streaming".
     project : only chunks of this project (seeds and chain alike: edges never leave a project
         except `continues`, which links sessions of the same project).
-    limit : most chunks in the chain (and most search results in a fallback).
+    limit : most chunks in the chain (and most search results in a fallback); default
+        DEFAULT_LIMIT, which the budget usually cuts first.
     max_tokens : answer budget in approximate tokens, headers included.
     max_chars : an optional hard cap on the answer's characters (for hooks).
     seeds : how many top search results to walk from.
@@ -189,7 +190,7 @@ def predict(
     query: str,
     *,
     project: str | None = None,
-    limit: int = DEFAULT_LIMIT,
+    limit: int | None = None,
     max_tokens: int = 4000,
     max_chars: int | None = None,
     seeds: int = DEFAULT_SEEDS,
@@ -209,7 +210,7 @@ def walk(
     direction: str,
     *,
     project: str | None = None,
-    limit: int = DEFAULT_LIMIT,
+    limit: int | None = None,
     max_tokens: int = 4000,
     max_chars: int | None = None,
     seeds: int = DEFAULT_SEEDS,
@@ -226,6 +227,7 @@ def walk(
     if direction not in (BACKWARD, FORWARD):
         raise UsageError(f"direction must be {BACKWARD!r} or {FORWARD!r}")
     started = time.perf_counter()
+    limit = limit or DEFAULT_LIMIT
     if project is not None and store.conn.execute(
         "SELECT 1 FROM chunks WHERE project = ? LIMIT 1", (project,)
     ).fetchone() is None:
