@@ -38,7 +38,7 @@ _PATH_RE = re.compile(r"^(/|~/|\./)?([\w.@-]+/)+[\w.@-]+$")
 #: Characters kept per kind of block (a cut block ends in a "[… n more lines]" marker).
 USER_CHARS = 700
 PROMPT_CHARS = 300
-ASSISTANT_CHARS = 1800
+ASSISTANT_CHARS = 1200
 SUMMARY_CHARS = 900
 LINE_CHARS = 180
 TOOLS_LINE_CHARS = 300
@@ -243,12 +243,18 @@ def with_conclusion(shown: str, last_chunk: str, terms: Sequence[str],
 
 
 def units(conn: apsw.Connection, hits: Sequence[Hit], query: str,
-          limit: int = UNIT_CHARS) -> list[tuple[Hit, str]]:
-    """Each hit with its answer unit's text (module docstring), in rank order."""
+          limit: int | None = None, seen: set[tuple[str, str, int]] | None = None,
+          ) -> list[tuple[Hit, str]]:
+    """Each hit with its answer unit's text (module docstring), in rank order.
+
+    ``seen`` holds the turns already shown in full (updated): pass the same set when
+    building the units of one answer in several calls.
+    """
     where = positions(conn, [h.chunk_id for h in hits])
     by_turn = turns(conn, [where[h.chunk_id][:3] for h in hits if h.chunk_id in where])
     terms = terms_of(query)
-    seen: set[tuple[str, str, int]] = set()
+    limit = limit or UNIT_CHARS
+    seen = set() if seen is None else seen
     out = []
     for h in hits:
         pos = where.get(h.chunk_id)

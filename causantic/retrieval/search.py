@@ -36,7 +36,7 @@ from causantic.store.db import Store
 MODES = ("keyword", "vector", "hybrid")
 FUSIONS = ("score", "rrf")
 #: Most results when no limit is given: as many answers as the token budget holds.
-FILL = 25
+FILL = 20
 
 
 @dataclass(frozen=True)
@@ -82,20 +82,24 @@ def search(
     UsageError : ``mode`` is not one of MODES, or ``fusion`` not one of FUSIONS.
     """
     started = time.perf_counter()
+    # Without a limit the budget decides how many results are shown; candidate pools are
+    # sized as for 10 results (a 4,000-token answer shows 5-8 answer units), which keeps
+    # fusion and MMR as cheap as before while up to FILL results can still be taken.
+    reach = min(limit, 10) if limit else 10
     limit = limit or FILL
     render_as = (store.conn, query) if answers else None
     if mode not in MODES:
         raise UsageError(f"unknown search mode {mode!r}; use one of {', '.join(MODES)}")
     if fusion not in FUSIONS:
         raise UsageError(f"unknown fusion {fusion!r}; use one of {', '.join(FUSIONS)}")
-    pool = max(50, limit * 5)
+    pool = max(50, reach * 5)
     # Keyword-only answers need just enough spare candidates to replace duplicates;
     # fetching (and reading the text of) 50 rows was a third of its time at 100k chunks.
     keyword = [
         (h.chunk_id, h.score, ("keyword",))
         for h in keyword_search(
             store.conn, query, project=project,
-            limit=max(limit * 3, 15) if mode == "keyword" else pool,
+            limit=max(reach * 3, 15) if mode == "keyword" else pool,
         )
     ] if mode != "vector" else []
     if mode == "keyword":
@@ -108,7 +112,7 @@ def search(
         try:
             return _with_vectors(store, query, keyword, project, limit, mode,
                                  max_tokens, max_chars, started, cluster_expansion, fusion,
-                                 answers)
+                                 answers, reach)
         except VectorsUnavailable as exc:
             notice = str(exc)
     if mode == "vector":
@@ -134,6 +138,7 @@ def _with_vectors(
     cluster_expansion: bool = False,
     method: str = "score",
     answers: bool = True,
+    reach: int | None = None,
 ) -> SearchResult:
     """The vector and hybrid modes (numpy imported here); raises VectorsUnavailable.
 
@@ -144,7 +149,7 @@ def _with_vectors(
     from causantic.retrieval import fusion
     from causantic.retrieval.vector import chunk_vectors, vector_search
 
-    depth = fusion.depth(limit)
+    depth = fusion.depth(reach or limit)
     found = vector_search(store, query, project=project, limit=depth)
     if mode == "vector":
         ranked = [(cid, score, ("vector",)) for cid, score in found.hits]
@@ -202,9 +207,8 @@ def finish(
     title = f'Found {{n}} results for "{query}"'
     budget = max_tokens - render.tokens_of(title) - 10
     if units is not None:
-        from causantic.retrieval.answer import units as answer_units
-
-        hits = [h.replace(text=text) for h, text in answer_units(units[0], hits, units[1])]
+        hits = _as_units(units[0], hits, units[1], budget * 7 // 2 if max_chars is None
+                         else min(budget * 7 // 2, max_chars))
     bodies = [h.text for h in hits]
     items, used = render.fit(
         [(render.header(h, i + 1), body) for i, (h, body) in enumerate(zip(hits, bodies))],
@@ -218,6 +222,23 @@ def finish(
     text = f"{head} ({render.tokens_of(body)} tokens):\n\n{body}"
     return SearchResult(query, mode, shown, text, render.tokens_of(text),
                         (time.perf_counter() - started) * 1000, notice)
+
+
+def _as_units(conn: apsw.Connection, hits: list[Hit], query: str, room: int) -> list[Hit]:
+    """Hits with their answer units as text, built in rank order until `room` characters
+    are filled (units cost a turn query and compaction each: only those shown are built)."""
+    from causantic.retrieval.answer import units
+
+    out: list[Hit] = []
+    seen: set[tuple[str, str, int]] = set()
+    used = 0
+    for i in range(0, len(hits), 6):
+        for h, text in units(conn, hits[i: i + 6], query, seen=seen):
+            out.append(h.replace(text=text))
+            used += len(text) + 80
+        if used > room:
+            break
+    return out
 
 
 def load_hits(conn: apsw.Connection, ranked: Sequence[tuple[str, float, tuple[str, ...]]]) -> list[Hit]:
