@@ -435,7 +435,8 @@ def print_tables(result: dict[str, Any], halves: Sequence[str] = HALVES) -> list
 # -- LoCoMo slice --------------------------------------------------------------------------
 
 
-def locomo_slice(halves: Sequence[str] = HALVES, tiny: bool = False) -> dict[str, Any] | None:
+def locomo_slice(halves: Sequence[str] = HALVES, tiny: bool = False,
+                 names: Sequence[str] | None = None) -> dict[str, Any] | None:
     """The LoCoMo conversations of LOCOMO_CONVERSATIONS through search, recall and baselines."""
     from bench import locomo
 
@@ -496,6 +497,7 @@ def locomo_slice(halves: Sequence[str] = HALVES, tiny: bool = False) -> dict[str
         methods["predict/hybrid"] = causantic_method("predict", "hybrid")
         for name in BASELINES:
             methods[name] = baseline_method(name)
+        methods = {k: v for k, v in methods.items() if names is None or k in names}
         for name, method in methods.items():
             tallies: dict[str, dict[str, float]] = {}
             for q in questions:
@@ -577,7 +579,7 @@ def run(tiny: bool = False, halves: Sequence[str] = HALVES, names: Sequence[str]
         db = build_db(cache_root() / "answers", [TRANSCRIPTS_DIR])
         asked = [q for q in questions if q.half in halves]
         result = evaluate(db, asked, names, cache=cache_root() / "answers-baselines")
-        result["locomo"] = locomo_slice(halves) if with_locomo else None
+        result["locomo"] = locomo_slice(halves, names=names) if with_locomo else None
     result["questions"] = {
         "total": len(questions),
         **{h: sum(q.half == h for q in questions) for h in HALVES},
