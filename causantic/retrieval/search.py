@@ -9,7 +9,9 @@ and its echo (`fusion.is_thin`). Exact and near duplicates (the same tool output
 repeating a chunk) are collapsed at read time so they do not crowd out the results (nothing is
 deleted). When the vector side cannot answer (no vectors yet, model or sqlite-vec missing,
 vectors from another model), `vector`/`hybrid` answer from keywords and say why in one line
-(`notice`); they never fail because of it. The answer is rendered under a token budget;
+(`notice`); they never fail because of it. Each hit is shown as its answer unit (the match
+compacted, with what answered it in its turn: `causantic.retrieval.answer`), as many as the
+token budget holds; the answer is rendered under that budget;
 `text` is exactly what the CLI's `--json` and the MCP tool report.
 
 This module imports no numpy or onnxruntime: the vector code is imported only for the
@@ -76,6 +78,9 @@ def search(
     ``cluster_expansion`` (hybrid mode only) adds the topic siblings of the best candidates
     before MMR (`causantic.retrieval.expand`). ``fusion`` (hybrid mode): ``"score"`` (the
     default, `fusion.fuse`) or ``"rrf"`` (Reciprocal Rank Fusion, k = 60, kept for comparison).
+    ``limit``: most results; None shows as many as ``max_tokens`` holds (at most FILL).
+    ``answers``: show each hit as its answer unit (`causantic.retrieval.answer`; the default)
+    rather than its stored chunk text.
 
     Raises
     ------
