@@ -21,15 +21,20 @@ How an answer is built:
    cut after its last step scoring at least `RELEVANT` (keeping at least two chunks), which
    trims tails where the subject no longer appears. A chain scores the median of its steps
    times n/(n+1): one strong chunk cannot carry a long irrelevant chain, and at an equal
-   median the longer episode wins. Ties go to the better-ranked seed, then the longer chain.
-5. **Render**: the budget is spent from the seed outward, so the match itself is never the
-   chunk that gets cut; the first chunk that does not fit whole is shortened at a block
-   boundary (with a marker) and nothing beyond it is taken, so the narrative has no gaps.
-   The text runs oldest first, each chunk under a session/time header; every seed the chain
-   passes through is marked.
+   median the longer episode wins. The chain through search's best match is kept unless
+   another seed's scores `CLEARLY_BETTER` times more (ties: better-ranked seed, longer chain).
+   A recall also takes the best forward path from its seed: the resolution that followed.
+5. **Render**: chunks are compacted (`answer.compact`). The chain gets `CHAIN_SHARE` of the
+   budget (at least `CHAIN_MIN_CHARS`), spent from the seed outward, nearest first on both
+   sides, so the match itself is never the chunk that gets cut; the first chunk that does
+   not fit whole is shortened at a block boundary (with a marker) and nothing beyond it is
+   taken, so the narrative has no gaps. The text runs oldest first, each chunk under a
+   session/time header; every seed the chain passes through is marked; a recall's match
+   also shows how its turn ended. Search's other matches, as answer units, fill the rest
+   of the budget (`Other matches:`, `ChainResult.others`).
 
-When no chain of at least two chunks exists, the answer is the search results after one
-line saying so (mode `fallback`).
+When no chain of at least two chunks exists (or none fits), the answer is the search
+results, as answer units, after one line saying so (mode `fallback`).
 """
 
 from __future__ import annotations
