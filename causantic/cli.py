@@ -511,10 +511,11 @@ def build_parser() -> argparse.ArgumentParser:
         p.set_defaults(handler=handler)
         return p
 
-    def query_options(p: argparse.ArgumentParser, limit: int = 10) -> None:
+    def query_options(p: argparse.ArgumentParser) -> None:
         p.add_argument("--project", help="only this project: its name (see list-projects), a "
                        "worktree folder name, or a path inside it such as .")
-        p.add_argument("--limit", type=_positive, default=limit, help=f"most results (default {limit})")
+        p.add_argument("--limit", type=_positive,
+                       help="most results (default: as many as the budget holds)")
         p.add_argument("--max-tokens", type=_positive, help="answer budget in tokens (default 4000)")
         p.add_argument("--json", action="store_true", help="one JSON object (DESIGN.md section 4)")
 

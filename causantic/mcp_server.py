@@ -51,7 +51,8 @@ MaxTokens = Annotated[
     int | None,
     Field(ge=200, le=20000, description="Answer budget in tokens (default 4000)."),
 ]
-Limit = Annotated[int, Field(ge=1, le=50, description="Most chunks to return.")]
+Limit = Annotated[int | None, Field(ge=1, le=50, description=(
+    "Most results (default: as many as the token budget holds)."))]
 READ = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 # Claude Code (2.1.1xx on) reads this from a tool's `_meta`: answers up to this size are kept
 # whole in the conversation. max_tokens allows 20,000 tokens, about 80,000 characters.
@@ -73,7 +74,7 @@ def build_server(settings: Settings) -> MCPServer:
     def search(
         query: Annotated[str, Field(min_length=1, description="Words, identifiers, error text.")],
         project: Project = None,
-        limit: Limit = 10,
+        limit: Limit = None,
         max_tokens: MaxTokens = None,
         mode: Annotated[
             Literal["hybrid", "keyword", "vector"],
@@ -100,7 +101,7 @@ def build_server(settings: Settings) -> MCPServer:
     def recall(
         query: Annotated[str, Field(min_length=1, description="The fix, decision or result to explain.")],
         project: Project = None,
-        limit: Limit = 10,
+        limit: Limit = None,
         max_tokens: MaxTokens = None,
     ) -> str:
         """How did we solve or decide X: walks the causal chain backwards from the best match and tells the episode in order (problem, attempts, fix). Not for recency questions (use reconstruct)."""
@@ -121,7 +122,7 @@ def build_server(settings: Settings) -> MCPServer:
     def predict(
         context: Annotated[str, Field(min_length=1, description="The current task, error or step.")],
         project: Project = None,
-        limit: Limit = 10,
+        limit: Limit = None,
         max_tokens: MaxTokens = None,
     ) -> str:
         """What usually comes next: walks the causal chain forwards from similar past moments (follow-up steps, later errors, what was done after). Use before a familiar multi-step task."""

@@ -65,7 +65,10 @@ async def test_every_tool_answers_over_stdio(shared_db_copy: Path):
             assert tool.description and len(tool.description.encode()) < 2048, tool.name
             assert tool.input_schema["type"] == "object"
         search_props = tools["search"].input_schema["properties"]
-        assert search_props["limit"]["maximum"] == 50 and search_props["limit"]["default"] == 10
+        # No default count: as many results as the token budget holds (issue 12).
+        limit = search_props["limit"]
+        assert limit["default"] is None
+        assert any(o.get("maximum") == 50 for o in limit.get("anyOf", [limit])), limit
         assert tools["search"].input_schema["required"] == ["query"]
         assert tools["forget"].input_schema["properties"]["dry_run"]["default"] is True
         assert tools["forget"].annotations.destructive_hint is True

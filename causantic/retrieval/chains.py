@@ -21,15 +21,20 @@ How an answer is built:
    cut after its last step scoring at least `RELEVANT` (keeping at least two chunks), which
    trims tails where the subject no longer appears. A chain scores the median of its steps
    times n/(n+1): one strong chunk cannot carry a long irrelevant chain, and at an equal
-   median the longer episode wins. Ties go to the better-ranked seed, then the longer chain.
-5. **Render**: the budget is spent from the seed outward, so the match itself is never the
-   chunk that gets cut; the first chunk that does not fit whole is shortened at a block
-   boundary (with a marker) and nothing beyond it is taken, so the narrative has no gaps.
-   The text runs oldest first, each chunk under a session/time header; every seed the chain
-   passes through is marked.
+   median the longer episode wins. The chain through search's best match is kept unless
+   another seed's scores `CLEARLY_BETTER` times more (ties: better-ranked seed, longer chain).
+   A recall also takes the best forward path from its seed: the resolution that followed.
+5. **Render**: chunks are compacted (`answer.compact`). The chain gets `CHAIN_SHARE` of the
+   budget (at least `CHAIN_MIN_CHARS`), spent from the seed outward, nearest first on both
+   sides, so the match itself is never the chunk that gets cut; the first chunk that does
+   not fit whole is shortened at a block boundary (with a marker) and nothing beyond it is
+   taken, so the narrative has no gaps. The text runs oldest first, each chunk under a
+   session/time header; every seed the chain passes through is marked; a recall's match
+   also shows how its turn ended. Search's other matches, as answer units, fill the rest
+   of the budget (`Other matches:`, `ChainResult.others`).
 
-When no chain of at least two chunks exists, the answer is the search results after one
-line saying so (mode `fallback`).
+When no chain of at least two chunks exists (or none fits), the answer is the search
+results, as answer units, after one line saying so (mode `fallback`).
 """
 
 from __future__ import annotations
@@ -55,7 +60,14 @@ from causantic.wording import plural
 BACKWARD = "backward"
 FORWARD = "forward"
 DEFAULT_SEEDS = 5
-DEFAULT_LIMIT = 10  # most chunks in one chain (and most fallback results)
+DEFAULT_LIMIT = 20  # most chunks in one chain (and most fallback results)
+#: Another seed's chain replaces the best match's only when it scores this many times more.
+CLEARLY_BETTER = 1.5
+#: Rendered chunks are compacted (`answer.compact`): about this share of their stored size.
+COMPACT_SHARE = 0.35
+#: The chain's share of the budget; search's other matches may fill the rest.
+CHAIN_SHARE = 0.5
+CHAIN_MIN_CHARS = 2800
 MAX_CANDIDATES = 10  # complete paths per seed
 MAX_EXPANSIONS = 200  # chunks expanded per seed
 WEAK_STEP = 0.75  # score factor per weak edge (weight < 1) crossed since the seed
@@ -80,12 +92,14 @@ class ChainResult:
     duration_ms: float
     notice: str | None = None
     score: float = 0.0  # the chosen chain's score (0 for fallbacks)
+    others: list[Hit] = field(default_factory=list)  # search's other matches after the chain
 
     def as_dict(self) -> dict[str, object]:
         return render.answer_dict(
             self.query, self.mode, [h.as_dict() | {"seed": h.seed} for h in self.results],
             self.text, self.tokens, self.duration_ms,
             direction=self.direction, notice=self.notice or None,
+            other_matches=[h.as_dict() for h in self.others] or None,
         )
 
 
@@ -149,7 +163,7 @@ def recall(
     query: str,
     *,
     project: str | None = None,
-    limit: int = DEFAULT_LIMIT,
+    limit: int | None = None,
     max_tokens: int = 4000,
     max_chars: int | None = None,
     seeds: int = DEFAULT_SEEDS,
@@ -163,7 +177,8 @@ def recall(
     query : what to look for, e.g. "how did we fix the flaky PTY streaming".
     project : only chunks of this project (seeds and chain alike: edges never leave a project
         except `continues`, which links sessions of the same project).
-    limit : most chunks in the chain (and most search results in a fallback).
+    limit : most chunks in the chain (and most search results in a fallback); default
+        DEFAULT_LIMIT, which the budget usually cuts first.
     max_tokens : answer budget in approximate tokens, headers included.
     max_chars : an optional hard cap on the answer's characters (for hooks).
     seeds : how many top search results to walk from.
@@ -182,7 +197,7 @@ def predict(
     query: str,
     *,
     project: str | None = None,
-    limit: int = DEFAULT_LIMIT,
+    limit: int | None = None,
     max_tokens: int = 4000,
     max_chars: int | None = None,
     seeds: int = DEFAULT_SEEDS,
@@ -202,7 +217,7 @@ def walk(
     direction: str,
     *,
     project: str | None = None,
-    limit: int = DEFAULT_LIMIT,
+    limit: int | None = None,
     max_tokens: int = 4000,
     max_chars: int | None = None,
     seeds: int = DEFAULT_SEEDS,
@@ -219,9 +234,10 @@ def walk(
     if direction not in (BACKWARD, FORWARD):
         raise UsageError(f"direction must be {BACKWARD!r} or {FORWARD!r}")
     started = time.perf_counter()
+    limit = limit or DEFAULT_LIMIT
     project = resolve_project(store.conn, project)
     found = search(store, query, project=project, limit=max(seeds, limit),
-                   max_tokens=1_000_000, mode=search_mode)
+                   max_tokens=1_000_000, mode=search_mode, answers=False)
     notice = found.notice
     if not found.results:
         text = f'No relevant memory found for "{render.quote_query(query)}".'
@@ -238,27 +254,89 @@ def walk(
     )
     best: dict[tuple[str, ...], _Candidate] = {}
     for rank, hit in enumerate(seed_hits):
-        for cand in _candidates(graph, scores, hit.chunk_id, rank, limit, budget):
+        for cand in _candidates(graph, scores, hit.chunk_id, rank, limit,
+                                int(budget / COMPACT_SHARE)):
             old = best.get(cand.ids)
             if old is None or cand.score > old.score:
                 best[cand.ids] = cand
+    after: tuple[str, ...] = ()
+    scores_after: dict[str, float] = {}
+    if direction == BACKWARD:
+        # A recall also tells the resolution that followed the match: the forward path from
+        # its seed (the best match's, when it has no chain behind it) while it stays on topic.
+        if not any(c.seed_rank == 0 for c in best.values()):
+            first = seed_hits[0].chunk_id
+            alone = _Candidate((first,), (scores.get(first, 0.0),), 0.0, 0)
+            best[alone.ids] = alone
+        chosen = _through_best_match(list(best.values()))
+        after, scores_after = _resolution(store, query, chosen.ids[0], limit, budget, scorer)
+        if len(chosen.ids) + len(after) < 2:
+            del best[chosen.ids]
     if not best:
         linked = any(graph.adj.get(h.chunk_id) for h in seed_hits)
-        return _fallback(query, direction, found.results[:limit], max_tokens, max_chars,
+        return _fallback(store, query, direction, found.results[:limit], max_tokens, max_chars,
                          notice, started, too_small=linked)
-    chosen = max(best.values(), key=lambda c: (c.score, -c.seed_rank, len(c.ids)))
+    chosen = _through_best_match(list(best.values()))
+    if direction == BACKWARD and not after:
+        after, scores_after = _resolution(store, query, chosen.ids[0], limit, budget, scorer)
     seed_ids = {h.chunk_id for h in seed_hits}
     sources = {h.chunk_id: h.sources for h in seed_hits}
-    hits = []
-    for cid, step in zip(chosen.ids, chosen.steps):
+
+    def hit_of(cid: str, step: float) -> Hit:
         hit = _load_hit(store.conn, cid)
         if cid in seed_ids:
-            hits.append(hit.replace(score=step, sources=sources[cid], seed=True))
-        else:
-            hits.append(hit.replace(score=step, sources=("chain",)))
-    text, shown = _render_chain(query, direction, hits, max_tokens, max_chars, notice)
+            return hit.replace(score=step, sources=sources[cid], seed=True)
+        return hit.replace(score=step, sources=("chain",))
+
+    hits = [hit_of(cid, step) for cid, step in zip(chosen.ids, chosen.steps)]
+    following: list[Hit] = []
+    for cid in after:  # up to the first chunk the chain already tells: no gaps, no repeats
+        if cid in chosen.ids:
+            break
+        following.append(hit_of(cid, scores_after.get(cid, 0.0)))
+    text, shown = _render_chain(store.conn, query, direction, hits, max_tokens, max_chars,
+                                notice, following)
+    if not shown:
+        return _fallback(store, query, direction, found.results[:limit], max_tokens, max_chars,
+                         notice, started, too_small=True)
+    text, others = _other_matches(store.conn, query, text, shown, found.results,
+                                  _char_limit(max_tokens, max_chars))
     return _result(query, "chain", direction, shown, text, started, notice, chosen.score,
-                   cap=_char_limit(max_tokens, max_chars))
+                   cap=_char_limit(max_tokens, max_chars), others=others)
+
+
+def _resolution(store: Store, query: str, seed: str, limit: int, budget: int,
+                scorer: Scorer | None) -> tuple[tuple[str, ...], dict[str, float]]:
+    """What followed a recall's match: its best forward path without the seed, and the
+    step scores."""
+    graph = _Graph(store.conn, backward=False)
+    _explore(graph, [seed], depth=limit)
+    scores = (scorer or default_scorer(store))(
+        store.conn, query, {cid: n.text for cid, n in graph.nodes.items()}
+    )
+    cands = _candidates(graph, scores, seed, 0, limit, int(budget / COMPACT_SHARE))
+    if not cands:
+        return (), {}
+    return max(cands, key=lambda c: (c.score, len(c.ids))).ids[1:], scores
+
+
+def _through_best_match(cands: list[_Candidate]) -> _Candidate:
+    """The chain through search's best match, unless another seed's is clearly better.
+
+    Search ranks the seeds with the whole query; the chain score only sees each step's
+    share of the query's words and similarity, so a long chain of loosely related chunks
+    could outscore the episode of the best match (bench.answers: recall on recall questions
+    0.65 -> see README). Another seed wins only with CLEARLY_BETTER times the score.
+    """
+    def key(c: _Candidate) -> tuple[float, int, int]:
+        return (c.score, -c.seed_rank, len(c.ids))
+
+    overall = max(cands, key=key)
+    first = [c for c in cands if c.seed_rank == 0]
+    if not first:
+        return overall
+    own = max(first, key=key)
+    return overall if overall.score >= CLEARLY_BETTER * own.score else own
 
 
 def _explore(graph: _Graph, seeds: list[str], depth: int) -> None:
@@ -482,41 +560,109 @@ def _title(query: str, direction: str, hits: Sequence[Hit]) -> str:
 
 
 def _render_chain(
+    conn: apsw.Connection,
     query: str,
     direction: str,
     walk_order: list[Hit],
     max_tokens: int,
     max_chars: int | None,
     notice: str | None,
+    following: Sequence[Hit] = (),
 ) -> tuple[str, list[Hit]]:
-    """Spend the budget from the seed outward; return the text and the shown hits, oldest first."""
+    """Spend the budget from the seed outward; return the text and the shown hits, oldest first.
+
+    ``walk_order`` starts at the seed; ``following`` (a recall's resolution) continues
+    forward from it, and the budget goes to the two sides in turn, nearest first. Chunks are
+    shown compacted (`answer.compact`: tool calls and output cut hard); a recall's match
+    without a resolution path is shown with the rest of its turn (`answer.extract`).
+    """
+    from causantic.retrieval import answer
+
     limit = max_tokens * 7 // 2 if max_chars is None else min(max_tokens * 7 // 2, max_chars)
     lead = (f"{notice}\n" if notice else "") + _title(query, direction, walk_order) + "\n\n"
-    room = limit - len(lead) - 12  # the title's counts may grow by a few digits
-    n = len(walk_order)
-    bodies: list[str] = []
+    # The title's counts may grow by a few digits; a small budget goes to the chain whole.
+    room = max(int(limit * CHAIN_SHARE), min(limit, CHAIN_MIN_CHARS)) - len(lead) - 12
+    terms = answer.terms_of(query)
+    n = len(walk_order) + len(following)
+    texts = [answer.compact(h.text, terms) for h in walk_order]
+    if direction == BACKWARD and walk_order:
+        # The match with how its turn ended: its conclusion, unless the path shows it.
+        seed = walk_order[0].chunk_id
+        where = answer.positions(conn, [seed])
+        if seed in where:
+            turn = answer.turns(conn, [where[seed][:3]]).get(where[seed][:3], [])
+            path = {h.chunk_id for h in following}
+            if not following:
+                texts[0] = answer.extract(turn, seed, terms, before=False) or texts[0]
+            elif turn and turn[-1][0] not in path | {seed}:
+                texts[0] = answer.with_conclusion(texts[0], turn[-1][1], terms)
+    # Budget order: the seed, then the two sides alternately, nearest first.
+    sides = [(0, walk_order[0], texts[0])] if walk_order else []
+    back = [(-1, h, t) for h, t in zip(walk_order[1:], texts[1:])]
+    fwd = [(1, h, answer.compact(h.text, terms)) for h in following]
+    for i in range(max(len(back), len(fwd))):
+        sides += ([fwd[i]] if i < len(fwd) else []) + ([back[i]] if i < len(back) else [])
+    taken: list[tuple[int, Hit, str]] = []
     used = 0
-    for hit in walk_order:
+    for side, hit, text in sides:
         head = render.header(hit, n)  # the widest index this chain can have
-        sep = len(render.SEPARATOR) if bodies else 0
-        whole = len(head) + 1 + len(hit.text)
+        sep = len(render.SEPARATOR) if taken else 0
+        whole = len(head) + 1 + len(text)
         if used + sep + whole <= room:
-            bodies.append(hit.text)
+            taken.append((side, hit, text))
             used += sep + whole
             continue
         left = room - used - sep - len(head) - 1
         if left >= _MIN_SHORTENED_CHARS:
-            bodies.append(render.shorten(hit.text, left))
+            taken.append((side, hit, render.shorten(text, left)))
         break
-    shown = walk_order[: len(bodies)]
+    before = [(h, t) for side, h, t in taken if side <= 0]
+    after = [(h, t) for side, h, t in taken if side > 0]
     if direction == BACKWARD:
-        shown, bodies = shown[::-1], bodies[::-1]
+        before = before[::-1]
+    ordered = before + after
+    shown = [h for h, _ in ordered]
+    bodies = [t for _, t in ordered]
     items = [f"{render.header(h, i + 1)}\n{b}" for i, (h, b) in enumerate(zip(shown, bodies))]
     head = (f"{notice}\n" if notice else "") + _title(query, direction, shown)
     return f"{head}\n\n{render.join(items)}", shown
 
 
+OTHER_MATCHES = "Other matches:"
+#: Budget left after the chain below this many characters is not worth another match.
+_MIN_OTHER_CHARS = 600
+
+
+def _other_matches(conn: apsw.Connection, query: str, text: str, shown: list[Hit],
+                   found: Sequence[Hit], limit: int) -> tuple[str, list[Hit]]:
+    """Fill the budget the chain left with search's other matches, as answer units.
+
+    Returns the text and the matches it shows (JSON ``other_matches``; ``results`` stays
+    the chain alone).
+
+    A chain tells one episode; when it is short, the rest of the budget shows what search
+    found elsewhere (never a chunk the chain holds), so a recall or predict answer holds at
+    least what a search would have shown after its best match.
+    """
+    from causantic.retrieval.answer import units
+
+    room = limit - len(text) - len(render.SEPARATOR) - len(OTHER_MATCHES) - 2
+    if room < _MIN_OTHER_CHARS:
+        return text, []
+    inside = {h.chunk_id for h in shown}
+    rest = [h for h in found if h.chunk_id not in inside]
+    if not rest:
+        return text, []
+    rest = [h.replace(text=t) for h, t in units(conn, rest, query)]
+    items, used = render.fit([(render.header(h, len(shown) + i + 1), h.text)
+                              for i, h in enumerate(rest)], room * 2 // 7, room)
+    if not items:
+        return text, []
+    return f"{text}{render.SEPARATOR}{OTHER_MATCHES}\n\n{render.join(items)}", rest[:used]
+
+
 def _fallback(
+    store: Store,
     query: str,
     direction: str,
     hits: list[Hit],
@@ -535,6 +681,9 @@ def _fallback(
                 "showing search results instead.")
     lead = (f"{notice}\n" if notice else "") + line
     limit = max_tokens * 7 // 2 if max_chars is None else min(max_tokens * 7 // 2, max_chars)
+    from causantic.retrieval.answer import units
+
+    hits = [h.replace(text=text) for h, text in units(store.conn, hits, query)]
     items, used = render.fit(
         [(render.header(h, i + 1), h.text) for i, h in enumerate(hits)],
         max_tokens,
@@ -554,11 +703,12 @@ def _result(
     notice: str | None,
     score: float = 0.0,
     cap: int | None = None,
+    others: list[Hit] | None = None,
 ) -> ChainResult:
     if cap is not None and len(text) > cap:  # only tiny budgets get here: lead lines alone
         text = render.shorten(text, cap) or text[: max(0, cap - 1)].rstrip() + "…"
     return ChainResult(query, mode, direction, hits, text, render.tokens_of(text),
-                       (time.perf_counter() - started) * 1000, notice, score)
+                       (time.perf_counter() - started) * 1000, notice, score, others or [])
 
 
 def _char_limit(max_tokens: int, max_chars: int | None) -> int:

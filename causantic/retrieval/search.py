@@ -9,7 +9,9 @@ and its echo (`fusion.is_thin`). Exact and near duplicates (the same tool output
 repeating a chunk) are collapsed at read time so they do not crowd out the results (nothing is
 deleted). When the vector side cannot answer (no vectors yet, model or sqlite-vec missing,
 vectors from another model), `vector`/`hybrid` answer from keywords and say why in one line
-(`notice`); they never fail because of it. The answer is rendered under a token budget;
+(`notice`); they never fail because of it. Each hit is shown as its answer unit (the match
+compacted, with what answered it in its turn: `causantic.retrieval.answer`), as many as the
+token budget holds; the answer is rendered under that budget;
 `text` is exactly what the CLI's `--json` and the MCP tool report.
 
 This module imports no numpy or onnxruntime: the vector code is imported only for the
@@ -36,6 +38,8 @@ from causantic.store.db import Store
 
 MODES = ("keyword", "vector", "hybrid")
 FUSIONS = ("score", "rrf")
+#: Most results when no limit is given: as many answers as the token budget holds.
+FILL = 20
 
 
 @dataclass(frozen=True)
@@ -62,18 +66,22 @@ def search(
     query: str,
     *,
     project: str | None = None,
-    limit: int = 10,
+    limit: int | None = None,
     max_tokens: int = 4000,
     mode: str = "hybrid",
     max_chars: int | None = None,
     cluster_expansion: bool = False,
     fusion: str = "score",
+    answers: bool = True,
 ) -> SearchResult:
     """Find past work on a topic; see the module docstring.
 
     ``cluster_expansion`` (hybrid mode only) adds the topic siblings of the best candidates
     before MMR (`causantic.retrieval.expand`). ``fusion`` (hybrid mode): ``"score"`` (the
     default, `fusion.fuse`) or ``"rrf"`` (Reciprocal Rank Fusion, k = 60, kept for comparison).
+    ``limit``: most results; None shows as many as ``max_tokens`` holds (at most FILL).
+    ``answers``: show each hit as its answer unit (`causantic.retrieval.answer`; the default)
+    rather than its stored chunk text.
 
     Raises
     ------
@@ -81,31 +89,38 @@ def search(
         is called ``project`` (a name, a worktree folder or a path: `projects.resolve_project`).
     """
     started = time.perf_counter()
+    # Without a limit the budget decides how many results are shown; candidate pools are
+    # sized as for 10 results (a 4,000-token answer shows 5-8 answer units), which keeps
+    # fusion and MMR as cheap as before while up to FILL results can still be taken.
+    reach = min(limit, 10) if limit else 10
+    limit = limit or FILL
+    render_as = (store.conn, query) if answers else None
     if mode not in MODES:
         raise UsageError(f"unknown search mode {mode!r}; use one of {', '.join(MODES)}")
     if fusion not in FUSIONS:
         raise UsageError(f"unknown fusion {fusion!r}; use one of {', '.join(FUSIONS)}")
     project = resolve_project(store.conn, project)
-    pool = max(50, limit * 5)
+    pool = max(50, reach * 5)
     # Keyword-only answers need just enough spare candidates to replace duplicates;
     # fetching (and reading the text of) 50 rows was a third of its time at 100k chunks.
     keyword = [
         (h.chunk_id, h.score, ("keyword",))
         for h in keyword_search(
             store.conn, query, project=project,
-            limit=max(limit * 3, 15) if mode == "keyword" else pool,
+            limit=max(reach * 3, 15) if mode == "keyword" else pool,
         )
     ] if mode != "vector" else []
     if mode == "keyword":
         hits = dedupe(load_hits(store.conn, keyword), keep=limit)
-        return finish(query, mode, hits, max_tokens, max_chars, started)
+        return finish(query, mode, hits, max_tokens, max_chars, started, units=render_as)
     from causantic.retrieval.vector import VectorsUnavailable, vectors_state
 
     notice = vectors_state(store.conn)
     if notice is None:
         try:
             return _with_vectors(store, query, keyword, project, limit, mode,
-                                 max_tokens, max_chars, started, cluster_expansion, fusion)
+                                 max_tokens, max_chars, started, cluster_expansion, fusion,
+                                 answers, reach)
         except VectorsUnavailable as exc:
             notice = str(exc)
     if mode == "vector":
@@ -115,7 +130,7 @@ def search(
         ]
     hits = dedupe(load_hits(store.conn, keyword), keep=limit)
     return finish(query, mode, hits, max_tokens, max_chars, started,
-                  notice=f"Keyword results only: {notice}.")
+                  notice=f"Keyword results only: {notice}.", units=render_as)
 
 
 def _with_vectors(
@@ -130,6 +145,8 @@ def _with_vectors(
     started: float,
     cluster_expansion: bool = False,
     method: str = "score",
+    answers: bool = True,
+    reach: int | None = None,
 ) -> SearchResult:
     """The vector and hybrid modes (numpy imported here); raises VectorsUnavailable.
 
@@ -140,7 +157,7 @@ def _with_vectors(
     from causantic.retrieval import fusion
     from causantic.retrieval.vector import chunk_vectors, vector_search
 
-    depth = fusion.depth(limit)
+    depth = fusion.depth(reach or limit)
     found = vector_search(store, query, project=project, limit=depth)
     if mode == "vector":
         ranked = [(cid, score, ("vector",)) for cid, score in found.hits]
@@ -170,7 +187,8 @@ def _with_vectors(
     vectors = chunk_vectors(store.conn, [h.chunk_id for h in hits])
     chosen = fusion.select(hits, limit, id_of=lambda h: h.chunk_id, score_of=lambda h: h.score,
                            text_of=_body, vectors=vectors, time_of=_time)
-    return finish(query, mode, chosen, max_tokens, max_chars, started)
+    return finish(query, mode, chosen, max_tokens, max_chars, started,
+                  units=(store.conn, query) if answers else None)
 
 
 def finish(
@@ -181,8 +199,13 @@ def finish(
     max_chars: int | None,
     started: float,
     notice: str | None = None,
+    units: tuple[apsw.Connection, str] | None = None,
 ) -> SearchResult:
-    """Render hits under the budget into a SearchResult (shared by all search modes)."""
+    """Render hits under the budget into a SearchResult (shared by all search modes).
+
+    With ``units`` (the connection and the query), each hit is shown as its answer unit
+    (`causantic.retrieval.answer`): compacted, with what followed it in its turn, one per
+    turn; as many as the budget holds. Without, each hit's stored text."""
     if not hits:
         text = f'No relevant memory found for "{render.quote_query(query)}".'
         if notice:
@@ -191,9 +214,13 @@ def finish(
                             (time.perf_counter() - started) * 1000, notice)
     title = f'Found {{n}} results for "{render.quote_query(query)}"'
     budget = max_tokens - render.tokens_of(title) - 10
+    if units is not None:
+        hits = _as_units(units[0], hits, units[1], budget * 7 // 2 if max_chars is None
+                         else min(budget * 7 // 2, max_chars))
+    bodies = [h.text for h in hits]
     items, used = render.fit(
-        [(render.header(h, i + 1), h.text) for i, h in enumerate(hits)], budget,
-        None if max_chars is None else max_chars - len(title) - 40,
+        [(render.header(h, i + 1), body) for i, (h, body) in enumerate(zip(hits, bodies))],
+        budget, None if max_chars is None else max_chars - len(title) - 40,
     )
     shown = hits[:used]
     body = render.join(items)
@@ -204,6 +231,23 @@ def finish(
     text = f"{head} ({render.tokens_of(body)} tokens):\n\n{body}"
     return SearchResult(query, mode, shown, text, render.tokens_of(text),
                         (time.perf_counter() - started) * 1000, notice)
+
+
+def _as_units(conn: apsw.Connection, hits: list[Hit], query: str, room: int) -> list[Hit]:
+    """Hits with their answer units as text, built in rank order until `room` characters
+    are filled (units cost a turn query and compaction each: only those shown are built)."""
+    from causantic.retrieval.answer import units
+
+    out: list[Hit] = []
+    seen: set[tuple[str, str, int]] = set()
+    used = 0
+    for i in range(0, len(hits), 6):
+        for h, text in units(conn, hits[i: i + 6], query, seen=seen):
+            out.append(h.replace(text=text))
+            used += len(text) + 80
+        if used > room:
+            break
+    return out
 
 
 def load_hits(conn: apsw.Connection, ranked: Sequence[tuple[str, float, tuple[str, ...]]]) -> list[Hit]:

@@ -1,0 +1,271 @@
+"""The answer unit: what a matched chunk is shown as, so that answers, not chunks, fill the budget.
+
+A turn of Claude Code work is often several chunks: the prompt, tool calls and their output,
+then the assistant's explanation, the edit that fixed it, the outcome. Search often matches
+the prompt or a tool's output while the answer sits elsewhere in the same turn. So a search
+result is shown as an *answer unit* (`units`):
+
+* the matched chunk, compacted (`compact`);
+* the turn's other assistant messages, chosen by `extract` within `UNIT_CHARS`: its
+  conclusion (the last message) first, then those holding the query's words, then the ones
+  nearest the match; shown in conversation order, gaps marked ``[…]``;
+* the turn's prompt (its head) when the match is not the turn's first chunk;
+* a lower-ranked match in a turn already shown is shown compacted, without the extras.
+
+`compact` keeps what people and the assistant wrote and cuts what tools printed: user and
+assistant text stay (very long ones keep their head and the lines holding the query's
+words), and each run of tool calls becomes one ``[Tools]`` line (tool and target) followed
+by at most a few lines of their output: error lines and lines holding the query's words.
+The stored text stays whole; this is rendering only. Pure Python: hooks render through it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+import apsw
+
+from causantic.retrieval.fts import query_terms
+from causantic.retrieval.render import Hit
+
+#: Where a block starts inside a chunk's text.
+_BLOCK_RE = re.compile(r"\n\n(?=\[(?:User|Assistant|Tool:|Result:|Summary|Command|…continued))")
+_TOOL_RE = re.compile(r"^\[Tool:([^\]]+)\] ?(.*)$")
+_ERROR_RE = re.compile(r"\b(error|fail(ed|ure|s)?|panic|exception|traceback|fatal|denied|"
+                       r"undefined|cannot|exit code [1-9])\b", re.I)
+_PATH_RE = re.compile(r"^(/|~/|\./)?([\w.@-]+/)+[\w.@-]+$")
+#: Characters kept per kind of block (a cut block ends in a "[… n more lines]" marker).
+USER_CHARS = 700
+PROMPT_CHARS = 300
+ASSISTANT_CHARS = 1200
+SUMMARY_CHARS = 900
+LINE_CHARS = 180
+TOOLS_LINE_CHARS = 300
+MATCH_LINES = 3
+#: An answer unit's characters at most (about 750 tokens): five fit a 4,000-token answer.
+UNIT_CHARS = 2600
+_BATCH = 200
+
+
+def terms_of(query: str) -> list[str]:
+    """The query's words worth keeping lines for (3+ characters), lower-cased."""
+    out = []
+    for phrase in query_terms(query):
+        out += [w for w in phrase.split() if len(w) >= 3]
+    return list(dict.fromkeys(out))
+
+
+def _strong(term: str) -> bool:
+    """An identifier-like term: one is enough to keep a line (plain words need two)."""
+    return len(term) >= 8 or any(c.isdigit() or c in "_." for c in term)
+
+
+def holds(line: str, terms: Sequence[str]) -> bool:
+    """Whether a line holds the query: one identifier-like term, or two words."""
+    low = line.lower()
+    found = [t for t in terms if t in low]
+    return any(_strong(t) for t in found) or len(found) >= 2
+
+
+def blocks_of(text: str) -> list[str]:
+    return _BLOCK_RE.split(text)
+
+
+def compact(text: str, terms: Sequence[str] = ()) -> str:
+    """A chunk's text with tool calls and their output cut hard (module docstring)."""
+    out: list[str] = []
+    run: list[str] = []
+    for block in blocks_of(text):
+        if block.startswith(("[Tool:", "[Result:")):
+            run.append(block)
+            continue
+        if run:
+            out.append(_tools(run, terms))
+            run = []
+        out.append(_text_block(block, terms))
+    if run:
+        out.append(_tools(run, terms))
+    return "\n\n".join(b for b in out if b)
+
+
+def _text_block(block: str, terms: Sequence[str]) -> str:
+    if block.startswith("[Assistant"):
+        return _head_cut(block, ASSISTANT_CHARS, terms)
+    if block.startswith(("[Summary", "[Command")):
+        return _head_cut(block, SUMMARY_CHARS, terms)
+    return _head_cut(block, USER_CHARS, terms)
+
+
+def _line(line: str, limit: int = LINE_CHARS) -> str:
+    line = line.rstrip()
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def _head_cut(block: str, limit: int, terms: Sequence[str]) -> str:
+    """The block's head up to `limit` characters (at a line end), plus lines holding terms."""
+    if len(block) <= limit:
+        return block
+    cut = block[:limit]
+    nl = cut.rfind("\n")
+    if nl > limit // 2:
+        cut = cut[:nl]
+    rest = [x for x in block[len(cut):].split("\n") if x.strip()]
+    extra = [_line(x) for x in rest if holds(x, terms)][:MATCH_LINES]
+    return "\n".join([cut.rstrip(), *extra, f"[… {len(rest) - len(extra)} more lines]"])
+
+
+def _target(name: str, arg: str) -> str:
+    """A tool call in a few words: the tool and its file's name, command or argument."""
+    arg = arg.strip()
+    if _PATH_RE.match(arg.split(" ")[0] if arg else ""):
+        arg = arg.split(" ")[0].rsplit("/", 1)[-1]
+    arg = arg.split("  # ")[0]
+    return f"{name} {_line(arg, 70)}".strip()
+
+
+def _tools(run: Sequence[str], terms: Sequence[str]) -> str:
+    """A run of tool calls and results as one line plus their telling output lines."""
+    calls: list[str] = []
+    kept: list[str] = []
+    for block in run:
+        head, _, body = block.partition("\n")
+        m = _TOOL_RE.match(head)
+        if m:
+            calls.append(_target(m.group(1), m.group(2)))
+            lines = body.split("\n")
+            errors = False
+        else:
+            lines = body.split("\n")
+            errors = "error" in head
+        for x in lines:
+            if len(kept) >= MATCH_LINES:
+                break
+            if not x.strip() or x.startswith("[…"):
+                continue
+            if holds(x, terms) or ((errors or not m) and _ERROR_RE.search(x) and len(x) > 12):
+                kept.append("  " + _line(x.strip()))
+    line = "; ".join(dict.fromkeys(calls))
+    line = f"[Tools] {_line(line, TOOLS_LINE_CHARS)}" if line else "[Tools]"
+    return "\n".join([line, *dict.fromkeys(kept)])
+
+
+# -- one unit per turn -----------------------------------------------------------------------
+
+
+def positions(conn: apsw.Connection, chunk_ids: Sequence[str]
+              ) -> dict[str, tuple[str, str, int, int, int]]:
+    """chunk id -> (session, agent, turn, offset, part)."""
+    out: dict[str, tuple[str, str, int, int, int]] = {}
+    ids = list(dict.fromkeys(chunk_ids))
+    for i in range(0, len(ids), 500):
+        batch = ids[i: i + 500]
+        marks = ",".join("?" * len(batch))
+        for cid, sid, agent, turn, offset, part in conn.execute(
+            "SELECT id, session_id, agent_id, turn, offset, part FROM chunks"
+            f" WHERE id IN ({marks})", batch
+        ):
+            out[cid] = (sid, agent, turn, offset, part)
+    return out
+
+
+def turns(conn: apsw.Connection, keys: Sequence[tuple[str, str, int]]
+          ) -> dict[tuple[str, str, int], list[tuple[str, str]]]:
+    """(session, agent, turn) -> [(chunk id, text)] of those turns, in stream order."""
+    out: dict[tuple[str, str, int], list[tuple[str, str]]] = {}
+    keys = list(dict.fromkeys(keys))
+    for i in range(0, len(keys), _BATCH):
+        batch = keys[i: i + _BATCH]
+        where = " OR ".join("(session_id = ? AND agent_id = ? AND turn = ?)" for _ in batch)
+        for sid, agent, turn, cid, text in conn.execute(
+            "SELECT session_id, agent_id, turn, id, text FROM chunks"
+            f" WHERE {where} ORDER BY session_id, agent_id, offset, part",
+            [v for k in batch for v in k],
+        ):
+            out.setdefault((sid, agent, turn), []).append((cid, text))
+    return out
+
+
+def extract(turn: Sequence[tuple[str, str]], anchor: str, terms: Sequence[str],
+            limit: int = UNIT_CHARS, before: bool = True) -> str:
+    """The answer unit of `anchor` (a chunk id) within its turn's chunks (module docstring).
+
+    ``before=False`` takes only what followed the anchor (and no prompt): for a recall,
+    whose chain already tells what led to it.
+    """
+    ids = [cid for cid, _ in turn]
+    if anchor not in ids:
+        return ""
+    at = ids.index(anchor)
+    head = compact(turn[at][1], terms)
+    # Candidates: (chunk position, block index, text) for assistant blocks of other chunks.
+    cands: list[tuple[int, int, str]] = []
+    for pos, (_, text) in enumerate(turn):
+        if pos == at or (pos < at and not before):
+            continue
+        for j, block in enumerate(blocks_of(text)):
+            if block.startswith("[Assistant"):
+                cands.append((pos, j, block))
+    prompt = ""
+    if at > 0 and before:
+        first = blocks_of(turn[0][1])[0]
+        if first.startswith("[User"):
+            prompt = _head_cut(first, PROMPT_CHARS, ())
+    room = limit - len(head) - len(prompt)
+    chosen: dict[tuple[int, int], str] = {}
+    if cands and room > 200:
+        last = cands[-1]
+
+        def rank(c: tuple[int, int, str]) -> tuple[int, int, int]:
+            return (0 if c is last else 1, 0 if holds(c[2], terms) else 1, abs(c[0] - at))
+
+        for c in sorted(cands, key=rank):
+            cost = len(c[2]) + 8
+            if cost <= room:
+                chosen[(c[0], c[1])] = c[2]
+                room -= cost
+            elif c is last and room > 300:
+                cut = _head_cut(c[2], room - 60, terms)
+                chosen[(c[0], c[1])] = cut
+                room -= len(cut) + 8
+    parts = ([prompt] if prompt else []) + [chosen[k] for k in sorted(chosen) if k[0] < at]
+    parts += [head] + [chosen[k] for k in sorted(chosen) if k[0] > at]
+    return "\n\n[…]\n\n".join(parts)
+
+
+def with_conclusion(shown: str, last_chunk: str, terms: Sequence[str],
+                    limit: int = ASSISTANT_CHARS) -> str:
+    """A compacted match followed by its turn's last assistant message (how it ended)."""
+    found = [b for b in blocks_of(last_chunk) if b.startswith("[Assistant")]
+    if not found:
+        return shown
+    return f"{shown}\n\n[… how this turn ended]\n\n{_head_cut(found[-1], limit, terms)}"
+
+
+def units(conn: apsw.Connection, hits: Sequence[Hit], query: str,
+          limit: int | None = None, seen: set[tuple[str, str, int]] | None = None,
+          ) -> list[tuple[Hit, str]]:
+    """Each hit with its answer unit's text (module docstring), in rank order.
+
+    ``seen`` holds the turns already shown in full (updated): pass the same set when
+    building the units of one answer in several calls.
+    """
+    where = positions(conn, [h.chunk_id for h in hits])
+    by_turn = turns(conn, [where[h.chunk_id][:3] for h in hits if h.chunk_id in where])
+    terms = terms_of(query)
+    limit = limit or UNIT_CHARS
+    seen = set() if seen is None else seen
+    out = []
+    for h in hits:
+        pos = where.get(h.chunk_id)
+        if pos is None:
+            out.append((h, compact(h.text, terms)))
+            continue
+        key = pos[:3]
+        if key in seen:  # its turn's answer is already shown: this match adds only itself
+            out.append((h, compact(h.text, terms)))
+            continue
+        seen.add(key)
+        out.append((h, extract(by_turn.get(key, []), h.chunk_id, terms, limit)
+                    or compact(h.text, terms)))
+    return out

@@ -1,0 +1,94 @@
+"""Answer units: a match is shown with what answered it, compactly, as many as the budget holds."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from causantic.retrieval import answer
+from causantic.retrieval.search import search
+from causantic.store import open_store
+
+CHUNK = """[User]
+why does the build fail on CI?
+
+[Assistant]
+Let me look at the failing job.
+
+[Tool:Bash] go test ./...  # run the tests
+[Result:Bash error]
+ok   entire.io/cli/cmd/a 0.2s
+ok   entire.io/cli/cmd/b 0.3s
+--- FAIL: TestShadowBranch (0.01s)
+ok   entire.io/cli/cmd/c 0.1s
+
+[Tool:Read] /Users/me/src/cli/cmd/entire/cli/setup_test.go
+[Result:Read]
+1→package cli
+2→
+3→import "testing"
+
+[Assistant]
+The shadow branch hash is cut to 7 characters but BaseCommit keeps 40."""
+
+
+def test_compact_collapses_tool_runs_and_keeps_what_was_said():
+    out = answer.compact(CHUNK, answer.terms_of("shadow branch"))
+    assert out.startswith("[User]\nwhy does the build fail on CI?")
+    assert "Let me look at the failing job." in out
+    assert "The shadow branch hash is cut to 7 characters but BaseCommit keeps 40." in out
+    # One line for the two tool calls: the tool, the command or the file's name.
+    tools = [line for line in out.splitlines() if line.startswith("[Tools]")]
+    assert tools == ["[Tools] Bash go test ./...; Read setup_test.go"]
+    # Of the output, the error line stays; passing lines and the file's content go.
+    assert "  --- FAIL: TestShadowBranch (0.01s)" in out
+    assert "ok   entire.io/cli/cmd/a" not in out and "import \"testing\"" not in out
+    assert len(out) < len(CHUNK)
+
+
+def test_compact_keeps_output_lines_holding_the_query_words():
+    chunk = "[Tool:Bash] grep -rn Fish .\n[Result:Bash]\n" + "\n".join(
+        [f"noise line {i}" for i in range(40)] + ["cmd/setup.go:12: shellCompletionTarget fish"])
+    out = answer.compact(chunk, answer.terms_of("shellCompletionTarget"))
+    assert "  cmd/setup.go:12: shellCompletionTarget fish" in out
+    assert "noise line 7" not in out
+
+
+def test_a_long_message_keeps_its_head_and_the_lines_with_the_query():
+    body = "\n".join(f"step {i} of the plan" for i in range(200)) + "\nthe ShutdownTimeout is 0"
+    out = answer.compact("[Assistant]\n" + body, answer.terms_of("ShutdownTimeout"))
+    assert out.startswith("[Assistant]\nstep 0 of the plan")
+    assert "the ShutdownTimeout is 0" in out and "more lines]" in out
+    assert len(out) < answer.ASSISTANT_CHARS + 300
+
+
+def test_extract_brings_the_turns_conclusion_to_a_matched_prompt():
+    turn = [("a", "[User]\nthe shell prompt hangs after every command"),
+            ("b", "[Tool:Bash] ./entire help\n[Result:Bash]\n" + "x\n" * 50),
+            ("c", "[Assistant]\nChecking the telemetry client.\n\n[Tool:Read] main.go"),
+            ("d", "[Assistant]\nFixed: PostHog's ShutdownTimeout now 100 ms; ~800 ms -> ~135 ms.")]
+    out = answer.extract(turn, "a", answer.terms_of("shell prompt hangs"))
+    assert out.startswith("[User]\nthe shell prompt hangs")
+    assert "Fixed: PostHog's ShutdownTimeout now 100 ms" in out
+    assert out.index("Checking the telemetry") < out.index("Fixed:")  # conversation order
+    # From a later chunk, the turn's prompt comes first, for context.
+    late = answer.extract(turn, "c", [])
+    assert late.startswith("[User]\nthe shell prompt hangs") and "Fixed:" in late
+    # A recall's match takes only what followed it.
+    after = answer.extract(turn, "c", [], before=False)
+    assert "the shell prompt hangs" not in after and "Fixed:" in after
+
+
+def test_search_results_are_answer_units_filling_the_budget(shared_db: Path):
+    """The posthog diagnosis is a later chunk of the turn that the prompt matches."""
+    with open_store(shared_db, readonly=True) as store:
+        units = search(store, "shell prompt delay posthog telemetry", max_tokens=4000)
+        chunks = search(store, "shell prompt delay posthog telemetry", max_tokens=4000,
+                        answers=False, limit=10)
+        small = search(store, "shell prompt delay posthog telemetry", max_tokens=1200)
+        capped = search(store, "shell prompt delay posthog telemetry", max_tokens=4000, limit=2)
+    assert "[Tools]" in units.text and "[Tools]" not in chunks.text
+    assert len(units.results) > len(chunks.results)  # the same budget holds more answers
+    assert units.tokens <= 4000 and small.tokens <= 1200 and len(capped.results) <= 2
+    assert "ShutdownTimeout" in units.text
+    for hit in units.results:  # each result's text is the unit shown
+        assert hit.text.splitlines()[0] in units.text
