@@ -185,12 +185,19 @@ ANSWERS_JSON = r'''{
     "inputSchema": {
      "properties": {
       "limit": {
-       "default": 10,
-       "description": "Most chunks to return.",
-       "maximum": 50,
-       "minimum": 1,
-       "title": "Limit",
-       "type": "integer"
+       "anyOf": [
+        {
+         "maximum": 50,
+         "minimum": 1,
+         "type": "integer"
+        },
+        {
+         "type": "null"
+        }
+       ],
+       "default": null,
+       "description": "Most results (default: as many as the token budget holds).",
+       "title": "Limit"
       },
       "max_tokens": {
        "anyOf": [
@@ -258,12 +265,19 @@ ANSWERS_JSON = r'''{
     "inputSchema": {
      "properties": {
       "limit": {
-       "default": 10,
-       "description": "Most chunks to return.",
-       "maximum": 50,
-       "minimum": 1,
-       "title": "Limit",
-       "type": "integer"
+       "anyOf": [
+        {
+         "maximum": 50,
+         "minimum": 1,
+         "type": "integer"
+        },
+        {
+         "type": "null"
+        }
+       ],
+       "default": null,
+       "description": "Most results (default: as many as the token budget holds).",
+       "title": "Limit"
       },
       "max_tokens": {
        "anyOf": [
@@ -326,12 +340,19 @@ ANSWERS_JSON = r'''{
        "type": "string"
       },
       "limit": {
-       "default": 10,
-       "description": "Most chunks to return.",
-       "maximum": 50,
-       "minimum": 1,
-       "title": "Limit",
-       "type": "integer"
+       "anyOf": [
+        {
+         "maximum": 50,
+         "minimum": 1,
+         "type": "integer"
+        },
+        {
+         "type": "null"
+        }
+       ],
+       "default": null,
+       "description": "Most results (default: as many as the token budget holds).",
+       "title": "Limit"
       },
       "max_tokens": {
        "anyOf": [
@@ -1010,12 +1031,19 @@ ANSWERS_JSON = r'''{
     "inputSchema": {
      "properties": {
       "limit": {
-       "default": 10,
-       "description": "Most chunks to return.",
-       "maximum": 50,
-       "minimum": 1,
-       "title": "Limit",
-       "type": "integer"
+       "anyOf": [
+        {
+         "maximum": 50,
+         "minimum": 1,
+         "type": "integer"
+        },
+        {
+         "type": "null"
+        }
+       ],
+       "default": null,
+       "description": "Most results (default: as many as the token budget holds).",
+       "title": "Limit"
       },
       "max_tokens": {
        "anyOf": [
@@ -1083,12 +1111,19 @@ ANSWERS_JSON = r'''{
     "inputSchema": {
      "properties": {
       "limit": {
-       "default": 10,
-       "description": "Most chunks to return.",
-       "maximum": 50,
-       "minimum": 1,
-       "title": "Limit",
-       "type": "integer"
+       "anyOf": [
+        {
+         "maximum": 50,
+         "minimum": 1,
+         "type": "integer"
+        },
+        {
+         "type": "null"
+        }
+       ],
+       "default": null,
+       "description": "Most results (default: as many as the token budget holds).",
+       "title": "Limit"
       },
       "max_tokens": {
        "anyOf": [
@@ -1151,12 +1186,19 @@ ANSWERS_JSON = r'''{
        "type": "string"
       },
       "limit": {
-       "default": 10,
-       "description": "Most chunks to return.",
-       "maximum": 50,
-       "minimum": 1,
-       "title": "Limit",
-       "type": "integer"
+       "anyOf": [
+        {
+         "maximum": 50,
+         "minimum": 1,
+         "type": "integer"
+        },
+        {
+         "type": "null"
+        }
+       ],
+       "default": null,
+       "description": "Most results (default: as many as the token budget holds).",
+       "title": "Limit"
       },
       "max_tokens": {
        "anyOf": [
@@ -1835,12 +1877,19 @@ ANSWERS_JSON = r'''{
     "inputSchema": {
      "properties": {
       "limit": {
-       "default": 10,
-       "description": "Most chunks to return.",
-       "maximum": 50,
-       "minimum": 1,
-       "title": "Limit",
-       "type": "integer"
+       "anyOf": [
+        {
+         "maximum": 50,
+         "minimum": 1,
+         "type": "integer"
+        },
+        {
+         "type": "null"
+        }
+       ],
+       "default": null,
+       "description": "Most results (default: as many as the token budget holds).",
+       "title": "Limit"
       },
       "max_tokens": {
        "anyOf": [
@@ -1908,12 +1957,19 @@ ANSWERS_JSON = r'''{
     "inputSchema": {
      "properties": {
       "limit": {
-       "default": 10,
-       "description": "Most chunks to return.",
-       "maximum": 50,
-       "minimum": 1,
-       "title": "Limit",
-       "type": "integer"
+       "anyOf": [
+        {
+         "maximum": 50,
+         "minimum": 1,
+         "type": "integer"
+        },
+        {
+         "type": "null"
+        }
+       ],
+       "default": null,
+       "description": "Most results (default: as many as the token budget holds).",
+       "title": "Limit"
       },
       "max_tokens": {
        "anyOf": [
@@ -1976,12 +2032,19 @@ ANSWERS_JSON = r'''{
        "type": "string"
       },
       "limit": {
-       "default": 10,
-       "description": "Most chunks to return.",
-       "maximum": 50,
-       "minimum": 1,
-       "title": "Limit",
-       "type": "integer"
+       "anyOf": [
+        {
+         "maximum": 50,
+         "minimum": 1,
+         "type": "integer"
+        },
+        {
+         "type": "null"
+        }
+       ],
+       "default": null,
+       "description": "Most results (default: as many as the token budget holds).",
+       "title": "Limit"
       },
       "max_tokens": {
        "anyOf": [
@@ -2660,12 +2723,19 @@ ANSWERS_JSON = r'''{
     "inputSchema": {
      "properties": {
       "limit": {
-       "default": 10,
-       "description": "Most chunks to return.",
-       "maximum": 50,
-       "minimum": 1,
-       "title": "Limit",
-       "type": "integer"
+       "anyOf": [
+        {
+         "maximum": 50,
+         "minimum": 1,
+         "type": "integer"
+        },
+        {
+         "type": "null"
+        }
+       ],
+       "default": null,
+       "description": "Most results (default: as many as the token budget holds).",
+       "title": "Limit"
       },
       "max_tokens": {
        "anyOf": [
@@ -2733,12 +2803,19 @@ ANSWERS_JSON = r'''{
     "inputSchema": {
      "properties": {
       "limit": {
-       "default": 10,
-       "description": "Most chunks to return.",
-       "maximum": 50,
-       "minimum": 1,
-       "title": "Limit",
-       "type": "integer"
+       "anyOf": [
+        {
+         "maximum": 50,
+         "minimum": 1,
+         "type": "integer"
+        },
+        {
+         "type": "null"
+        }
+       ],
+       "default": null,
+       "description": "Most results (default: as many as the token budget holds).",
+       "title": "Limit"
       },
       "max_tokens": {
        "anyOf": [
@@ -2801,12 +2878,19 @@ ANSWERS_JSON = r'''{
        "type": "string"
       },
       "limit": {
-       "default": 10,
-       "description": "Most chunks to return.",
-       "maximum": 50,
-       "minimum": 1,
-       "title": "Limit",
-       "type": "integer"
+       "anyOf": [
+        {
+         "maximum": 50,
+         "minimum": 1,
+         "type": "integer"
+        },
+        {
+         "type": "null"
+        }
+       ],
+       "default": null,
+       "description": "Most results (default: as many as the token budget holds).",
+       "title": "Limit"
       },
       "max_tokens": {
        "anyOf": [
@@ -3493,12 +3577,19 @@ ANSWERS_JSON = r'''{
     "inputSchema": {
      "properties": {
       "limit": {
-       "default": 10,
-       "description": "Most chunks to return.",
-       "maximum": 50,
-       "minimum": 1,
-       "title": "Limit",
-       "type": "integer"
+       "anyOf": [
+        {
+         "maximum": 50,
+         "minimum": 1,
+         "type": "integer"
+        },
+        {
+         "type": "null"
+        }
+       ],
+       "default": null,
+       "description": "Most results (default: as many as the token budget holds).",
+       "title": "Limit"
       },
       "max_tokens": {
        "anyOf": [
@@ -3566,12 +3657,19 @@ ANSWERS_JSON = r'''{
     "inputSchema": {
      "properties": {
       "limit": {
-       "default": 10,
-       "description": "Most chunks to return.",
-       "maximum": 50,
-       "minimum": 1,
-       "title": "Limit",
-       "type": "integer"
+       "anyOf": [
+        {
+         "maximum": 50,
+         "minimum": 1,
+         "type": "integer"
+        },
+        {
+         "type": "null"
+        }
+       ],
+       "default": null,
+       "description": "Most results (default: as many as the token budget holds).",
+       "title": "Limit"
       },
       "max_tokens": {
        "anyOf": [
@@ -3634,12 +3732,19 @@ ANSWERS_JSON = r'''{
        "type": "string"
       },
       "limit": {
-       "default": 10,
-       "description": "Most chunks to return.",
-       "maximum": 50,
-       "minimum": 1,
-       "title": "Limit",
-       "type": "integer"
+       "anyOf": [
+        {
+         "maximum": 50,
+         "minimum": 1,
+         "type": "integer"
+        },
+        {
+         "type": "null"
+        }
+       ],
+       "default": null,
+       "description": "Most results (default: as many as the token budget holds).",
+       "title": "Limit"
       },
       "max_tokens": {
        "anyOf": [

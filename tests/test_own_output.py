@@ -210,7 +210,10 @@ def test_collapsing_a_pasted_copy_keeps_the_original(echo_store: dict, tmp_path:
     with open_store(db, readonly=True) as store:
         original = next(h for h in search(store, QUERY, mode="keyword").results
                         if h.session_id.startswith(ANSWERING))
-    body = original.text.split("\n", 1)[1]
+        # the stored text: a result shows its answer unit, a compacted rendering (issue 12)
+        (stored,) = store.conn.execute("SELECT text FROM chunks WHERE id = ?",
+                                       (original.chunk_id,)).fetchone()
+    body = stored.split("\n", 1)[1]
     sid = str(uuid.uuid4())
     paste = _Writer(sid, "/home/dev/work/notes")
     paste.minute = 40
