@@ -18,6 +18,9 @@ def has_chunks(conn: apsw.Connection, project: str) -> bool:
 
 def project_dirs(conn: apsw.Connection) -> list[ProjectDir]:
     """The distinct folders of sessions whose project holds chunks: its path, cwd, checkout."""
+    # DISTINCT before EXISTS: with both in one query SQLite 3.54 plans the EXISTS as a join
+    # under the DISTINCT and took ~600 ms at 100k chunks (3,290 sessions); this takes ~1 ms.
     return [ProjectDir(*r) for r in conn.execute(
-        "SELECT DISTINCT project, project_path, cwd, checkout FROM sessions s WHERE EXISTS"
+        "SELECT project, project_path, cwd, checkout FROM (SELECT DISTINCT project,"
+        " project_path, cwd, checkout FROM sessions) s WHERE EXISTS"
         " (SELECT 1 FROM chunks c WHERE c.project = s.project) ORDER BY project")]
