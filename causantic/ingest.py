@@ -23,6 +23,7 @@ from __future__ import annotations
 import hashlib
 import mmap
 import os
+import stat
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -37,7 +38,7 @@ from causantic.session_state import refresh as refresh_session_states
 from causantic.store import files as file_table
 from causantic.store.chunks import delete_from, forgotten_keys, insert_chunks
 from causantic.store.db import Store
-from causantic.store.sessions import SessionRow, get_session, upsert_session
+from causantic.store.sessions import SessionRow, file_session_starts, get_session, upsert_session
 from causantic.transcripts.discover import TranscriptFile, agents_with_files, discover
 from causantic.transcripts.project import project_for_cwd
 from causantic.transcripts.turns import ParsedFile, is_warmup, parse_transcript
@@ -208,6 +209,8 @@ def _read(
         st = os.stat(path)
     except FileNotFoundError:
         return None  # deleted since discovery (Claude Code's cleanup): nothing to do
+    if not stat.S_ISREG(st.st_mode):
+        return None  # a FIFO or device named *.jsonl: opening it could block forever
     checkpoint = file_table.get_checkpoint(conn, path)
     if checkpoint is not None and checkpoint.same_stat(
         st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns
@@ -218,14 +221,15 @@ def _read(
         data = _map(f, st.st_size)
         try:
             head = hashlib.sha1(data[:_HEAD_BYTES]).hexdigest()
-            start, state = 0, {}
+            start, state, counted = 0, {}, 0
             if (
                 checkpoint is not None
                 and st.st_size >= checkpoint.complete_offset
                 and _head_matches(data, checkpoint)
             ):
                 start, state = checkpoint.resume_offset, checkpoint.resume_state
-            parsed = _parse(tf, data, start, state)
+                counted = checkpoint.complete_offset
+            parsed = _parse(tf, data, start, state, counted)
         finally:
             if isinstance(data, mmap.mmap):
                 data.close()
@@ -248,12 +252,17 @@ def _map(f, size: int) -> bytes | mmap.mmap:
 
 
 def _head_matches(data: bytes | mmap.mmap, checkpoint: file_table.Checkpoint) -> bool:
-    return hashlib.sha1(data[:_HEAD_BYTES]).hexdigest() == checkpoint.head_hash or (
+    # The hash covered the file's first bytes as they were then: a file shorter than
+    # _HEAD_BYTES that grew is compared on its old length (it used to be read again whole).
+    head = data[: min(_HEAD_BYTES, checkpoint.size)]
+    return hashlib.sha1(head).hexdigest() == checkpoint.head_hash or (
         checkpoint.head_hash == "" and checkpoint.complete_offset == 0
     )
 
 
-def _parse(tf: TranscriptFile, data: bytes | mmap.mmap, start: int, state: dict) -> ParsedFile:
+def _parse(
+    tf: TranscriptFile, data: bytes | mmap.mmap, start: int, state: dict, counted: int
+) -> ParsedFile:
     default_session = tf.session_hint or tf.path.stem
     with_files = agents_with_files(tf.path, tf.session_hint) if tf.kind == "session" else frozenset()
     return parse_transcript(
@@ -263,19 +272,33 @@ def _parse(tf: TranscriptFile, data: bytes | mmap.mmap, start: int, state: dict)
         default_session=default_session,
         agent_id=tf.agent_id,
         agents_with_files=with_files,
+        count_from=counted,
     )
 
 
 def _session_rows(
-    conn: apsw.Connection, tf: TranscriptFile, parsed: ParsedFile
+    conn: apsw.Connection, tf: TranscriptFile, parsed: ParsedFile, file_id: int, start: int
 ) -> tuple[dict[str, str], list[SessionRow]]:
-    """Each session's project and its row, from what the file says and what is stored."""
+    """Each session's project and its row, from what the file says and what is stored.
+
+    Decided so that reading a file in steps gives what one read gives: a stored session keeps
+    its project (from the first cwd it named), and a session continues another when an
+    earlier-starting one shares its file, stored start times and earlier parts included.
+    """
     projects: dict[str, str] = {}
     rows: list[SessionRow] = []
-    ordered = sorted(parsed.sessions.values(), key=lambda s: (s.start_time or "", s.session_id))
-    for i, info in enumerate(ordered):
-        known = get_session(conn, info.session_id)
-        if tf.kind == "subagent" or (known is not None and known.project != "unknown" and not info.cwd):
+    known_rows = {sid: get_session(conn, sid) for sid in parsed.sessions}
+    starts: dict[str, str | None] = {}
+    if tf.kind == "session":
+        starts = file_session_starts(conn, file_id, start) if start else {}
+        for sid, info in parsed.sessions.items():
+            known = known_rows[sid]
+            times = [t for t in (info.start_time, known and known.start_time, starts.get(sid)) if t]
+            starts[sid] = min(times) if times else None
+    first = min(starts, key=lambda sid: (starts[sid] or "", sid), default=None)
+    for info in parsed.sessions.values():
+        known = known_rows[info.session_id]
+        if tf.kind == "subagent" or (known is not None and known.project != "unknown"):
             project = known.project if known else project_for_cwd(info.cwd).name
             project_path = known.project_path if known else None
         else:
@@ -293,7 +316,7 @@ def _session_rows(
                 start_time=info.start_time if tf.kind == "session" else None,
                 end_time=info.end_time if tf.kind == "session" else None,
                 # A later session sharing a file with an earlier one continues it.
-                continued=info.continued or (tf.kind == "session" and i > 0),
+                continued=info.continued or (tf.kind == "session" and info.session_id != first),
                 forked_from=info.forked_from,
             )
         )
@@ -387,8 +410,10 @@ def _write(
 def _write_file(conn: apsw.Connection, item: _Read) -> tuple[int, int, set[str], set[str]]:
     """One file's rows (inside `_write`'s transaction): (added, replaced, sessions, projects)."""
     tf, parsed, chunks = item.tf, item.parsed, item.chunks
-    projects, sessions = ({}, []) if item.warmup else _session_rows(conn, tf, parsed)
     file_id = file_table.ensure_file(conn, item.path, tf.kind, tf.session_hint, tf.agent_id)
+    projects, sessions = (
+        ({}, []) if item.warmup else _session_rows(conn, tf, parsed, file_id, item.start)
+    )
     forgotten = forgotten_keys(conn, "session", [row.id for row in sessions])
     for row in sessions:
         if row.id not in forgotten:  # a forgotten session stays gone, title included
@@ -412,6 +437,7 @@ def _write_file(conn: apsw.Connection, item: _Read) -> tuple[int, int, set[str],
         resume_offset=parsed.resume_offset,
         resume_state=parsed.resume_state,
         bad_lines=parsed.stats.bad_lines,
+        recount=parsed.stats.count_from == 0,
         session_id=next(iter(parsed.sessions), ""),
     )
     touched = {c.session_id for c in chunks} | {s.id for s in sessions}

@@ -470,6 +470,7 @@ def parse_transcript(
     default_session: str,
     agent_id: str = "",
     agents_with_files: frozenset[str] = frozenset(),
+    count_from: int = 0,
 ) -> ParsedFile:
     """Parse transcript bytes from `start` into turns.
 
@@ -482,9 +483,10 @@ def parse_transcript(
     agent_id : set when the file is a sub-agent transcript (`agent-<id>.jsonl`).
     agents_with_files : sub-agents that have their own file; their `agent_progress`
         mirrors in this file are ignored so nothing is indexed twice.
+    count_from : bad lines before this offset were counted by an earlier read.
     """
     parser = _Parser(default_session, agent_id, agents_with_files, state or {})
-    stats = ReadStats(complete_offset=start)
+    stats = ReadStats(complete_offset=start, count_from=count_from)
     for offset, rec in iter_records(data, start, stats):
         parser.feed(offset, rec)
     return parser.finish(stats, start)
