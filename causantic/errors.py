@@ -28,3 +28,11 @@ class DatabaseCorrupt(CausanticError):
 
 class ModelUnavailable(CausanticError):
     """The embedding model (or the vector extension) cannot be loaded."""
+
+
+class DiskFull(CausanticError):
+    """The disk (or the database's size limit) is full; nothing was half-written."""
+
+
+class ReadOnlyFolder(CausanticError):
+    """The database or its folder cannot be written; reading still works."""

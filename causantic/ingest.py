@@ -32,7 +32,7 @@ from pathlib import Path
 import apsw
 
 from causantic.chunking import DEFAULT_MAX_TOKENS, Chunk, chunk_turn
-from causantic.errors import CausanticError, UsageError
+from causantic.errors import DatabaseBusy, UsageError
 from causantic.linking import link_project_continuations, link_session
 from causantic.session_state import refresh as refresh_session_states
 from causantic.store import files as file_table
@@ -106,19 +106,29 @@ def ingest_paths(
     report = IngestReport(files=len(found))
     batch: list[_Read] = []
     batch_bytes = 0
+    checked = False
     for tf in _with_sub_agents_after_parents(found):
         # Cut only before a main session, so a session's sub-agent files share its batch
         # (its links and state are then computed once).
         if batch_bytes >= _BATCH_BYTES and tf.kind == "session":
+            checked = checked or _check(store)
             _commit(store, batch, redact, report, max_tokens, on_file)
             batch, batch_bytes = [], 0
         item = _read_or_report(store, tf, redact, report, max_tokens, on_file)
         if item is not None:
             batch.append(item)
             batch_bytes += item.bytes_read
+    if batch and not checked:
+        _check(store)
     _commit(store, batch, redact, report, max_tokens, on_file)
     report.seconds = time.perf_counter() - started
     return report
+
+
+def _check(store: Store) -> bool:
+    """Before the first write of a run: a damaged file is reported, never written into."""
+    store.check_integrity()
+    return True
 
 
 def _with_sub_agents_after_parents(found: list[TranscriptFile]) -> list[TranscriptFile]:
@@ -394,7 +404,7 @@ def _write(
             refresh_session_states(conn, touched)
     except apsw.BusyError as exc:
         names = ", ".join(item.tf.path.name for item in batch[:3])
-        raise CausanticError(
+        raise DatabaseBusy(
             f"{store.path.name} stayed locked for 5 s while ingesting {names}"
             f"{' and more' if len(batch) > 3 else ''}; another causantic process is writing."
             " Try again."
