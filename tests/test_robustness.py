@@ -18,6 +18,7 @@ import apsw
 import pytest
 
 from bench.fuzzlines import mutated_lines, sentinel
+from bench.robustness import store_snapshot
 from causantic.config import load_settings
 from causantic.pipeline import run_ingest
 from causantic.transcripts.jsonl import ReadStats, decode_line, iter_records
@@ -47,27 +48,6 @@ def jsonl(*records: dict) -> bytes:
 
 def ingest(db: Path, *paths: Path):
     return run_ingest(load_settings(db=db), list(paths))
-
-
-def store_snapshot(db: Path) -> dict[str, list]:
-    """Chunks, edges, sessions, session states, projects and per-file counts, comparable."""
-    conn = apsw.Connection(str(db), flags=apsw.SQLITE_OPEN_READONLY)
-    try:
-        q = lambda sql: conn.execute(sql).fetchall()  # noqa: E731
-        return {
-            "chunks": q("SELECT id, session_id, project, agent_id, offset, part, turn, kind,"
-                        " start_time, end_time, text, tokens, redactions, meta FROM chunks ORDER BY id"),
-            "edges": q("SELECT src, dst, kind, weight FROM edges ORDER BY 1, 2, 3"),
-            "sessions": q("SELECT id, project, project_path, cwd, git_branch, title, start_time,"
-                          " end_time, continued, forked_from FROM sessions ORDER BY id"),
-            "state": q("SELECT session_id, project, start_time, end_time, chunks, state"
-                       " FROM session_state ORDER BY 1"),
-            "projects": q("SELECT DISTINCT project FROM chunks ORDER BY 1"),
-            "files": q("SELECT path, kind, session_id, agent_id, complete_offset, bad_lines"
-                       " FROM files ORDER BY 1"),
-        }
-    finally:
-        conn.close()
 
 
 def stored_texts(db: Path) -> str:
