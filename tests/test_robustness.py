@@ -95,7 +95,11 @@ def test_invalid_utf8_drops_at_most_its_line(tmp_path: Path):
 
 @pytest.mark.parametrize("deep", [b"[" * 1000 + b"]" * 1000,
                                   b'{"type":"user","x":' + b"[" * 990 + b"]" * 990 + b"}",
-                                  b'{"a":' * 700 + b"1" + b"}" * 700])
+                                  b'{"a":' * 700 + b"1" + b"}" * 700,
+                                  b'{"type":"assistant","sessionId":"' + SID.encode() + b'",'
+                                  b'"message":{"role":"assistant","content":[{"type":"tool_use",'
+                                  b'"id":"t1","name":"Odd","input":{"x":' + b"[" * 600
+                                  + b"]" * 600 + b"}}]}}"])
 def test_deeply_nested_line_is_one_bad_line_not_a_stopped_run(tmp_path: Path, deep: bytes):
     path = tmp_path / "p" / f"{SID}.jsonl"
     path.parent.mkdir()

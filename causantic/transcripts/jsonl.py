@@ -7,8 +7,8 @@ last line with no newline yet. None of these is fatal, and none costs more than 
 
 - invalid UTF-8 is decoded with replacement characters, and so are lone surrogates (SQLite
   cannot store them), so the record is kept;
-- a line nested deeper than `MAX_DEPTH` (or deep enough to exhaust Python's recursion) is
-  one bad line;
+- a line nested deep enough to exhaust Python's recursion is one bad line; shallower but
+  still absurd nesting (over `MAX_DEPTH`) in a tool's input is dropped by the parser;
 - a line with garbage in it is one bad line, counted once; complete records torn into it
   are still read, but objects found only inside a broken record (its nested dicts) are not.
 
@@ -150,15 +150,22 @@ def _record_like(value: dict) -> bool:
 
 
 def _checked(value: dict, line: bytes) -> dict | None:
-    """The record made storable (lone surrogates replaced), or None if nested too deep."""
-    if line.count(b"{") + line.count(b"[") > MAX_DEPTH and _depth_exceeds(value, MAX_DEPTH):
-        return None
-    if b"\\u" in line and _SURROGATE_ESCAPE.search(line):
-        value = _scrub(value)
+    """The record made storable (lone surrogates replaced), or None if it cannot be."""
+    if _SURROGATE_ESCAPE.search(line):  # a regex scan is faster here than `b"\\u" in line`
+        try:
+            value = _scrub(value)
+        except RecursionError:  # nested nearly as deep as the decoder allows
+            return None
     return value
 
 
-def _depth_exceeds(value: object, limit: int) -> bool:
+def too_deep(value: object, limit: int = MAX_DEPTH) -> bool:
+    """Whether a decoded value nests deeper than `limit` (walked without recursion).
+
+    The decoder itself stops at Python's recursion limit (about 1,000 levels: a bad line);
+    values it accepts are checked where the parser keeps arbitrary nested data (tool
+    inputs), so that nothing stored can overflow a later json.dumps.
+    """
     stack = [(value, 1)]
     while stack:
         v, d = stack.pop()

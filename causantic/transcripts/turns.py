@@ -24,7 +24,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from causantic.markers import MEMORY_CLOSE, MEMORY_OPEN
-from causantic.transcripts.jsonl import ReadStats, iter_records
+from causantic.transcripts.jsonl import ReadStats, iter_records, too_deep
 
 CONTINUATION_PREFIX = "This session is being continued from a previous conversation"
 _WRAPPER_PREFIXES = (
@@ -421,6 +421,8 @@ class _Parser:
                 turn = turn or self.ensure_turn(s, offset)
                 name = _str(b.get("name")) or "tool"
                 inp = b.get("input") if isinstance(b.get("input"), dict) else {}
+                if too_deep(inp):  # would overflow json.dumps when stored
+                    inp = {}
                 block = Block("tool_use", "", name=name, tool_id=_str(b.get("id")), input=inp)
                 turn.blocks.append(block)
                 if block.tool_id:
