@@ -88,15 +88,18 @@ def ingest_paths(
     *,
     max_tokens: int = DEFAULT_MAX_TOKENS,
     on_file: Callable[[TranscriptFile, IngestReport], None] | None = None,
+    check_integrity: bool = True,
 ) -> IngestReport:
     """Ingest every transcript under `paths` (files or folders) into the store.
 
     `on_file` is called once per file, after the file's work is committed (or found
-    unnecessary, or failed).
+    unnecessary, or failed). With `check_integrity`, the file is checked (`PRAGMA
+    quick_check`) before the first write, so nothing is written into a damaged file.
 
     Raises
     ------
     UsageError : a path does not exist.
+    DatabaseCorrupt : the integrity check failed.
     """
     started = time.perf_counter()
     try:
@@ -106,7 +109,7 @@ def ingest_paths(
     report = IngestReport(files=len(found))
     batch: list[_Read] = []
     batch_bytes = 0
-    checked = False
+    checked = not check_integrity
     for tf in _with_sub_agents_after_parents(found):
         # Cut only before a main session, so a session's sub-agent files share its batch
         # (its links and state are then computed once).

@@ -327,3 +327,22 @@ def test_topic_names_do_not_depend_on_the_process(shared_db: Path):
         assert proc.returncode == 0, proc.stderr
         outs.add(proc.stdout)
     assert len(outs) == 1
+
+
+def test_a_large_database_is_checked_before_ingest_at_most_every_few_hours(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    """quick_check reads every page (~1.5 s CPU at 100k chunks): small files are checked on
+    every ingest, large ones when the last check is over INTEGRITY_EVERY_S old."""
+    from causantic import pipeline
+
+    settings = load_settings(db=tmp_path / "m.db")
+    assert pipeline.integrity_due(settings)  # no file yet
+    pipeline.run_ingest(settings, [SAMPLES])
+    monkeypatch.setattr(pipeline, "INTEGRITY_ALWAYS_BYTES", 0)
+    assert not pipeline.integrity_due(settings)  # just checked
+    marker = pipeline._integrity_marker(settings)
+    assert marker.stat().st_mode & 0o777 == 0o600
+    old = time.time() - pipeline.INTEGRITY_EVERY_S - 60
+    os.utime(marker, (old, old))
+    assert pipeline.integrity_due(settings)
