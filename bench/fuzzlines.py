@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import json
 import random
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
+_SESSION_RE = re.compile(rb'"sessionId":"[^"]*"')
 _FIELDS = ("type", "message", "content", "sessionId", "timestamp", "cwd", "uuid", "isSidechain",
            "isMeta", "toolUseResult", "gitBranch", "agentId", "data", "summary", "forkedFrom")
 _WRONG = (None, 0, 1.5, True, [], {}, "", "x" * 50, [1, "a", None], {"type": "text"},
@@ -99,12 +101,21 @@ def _retype(rec: object, rnd: random.Random) -> None:
             stack.extend(v)
 
 
-def mutated_lines(transcripts: Path, rnd: random.Random, files: int, per_file: int
-                  ) -> Iterator[list[bytes]]:
-    """`files` batches of `per_file` mutated lines each."""
+def mutated_lines(transcripts: Path, rnd: random.Random, files: int, per_file: int,
+                  session_ids: list[str] | None = None) -> Iterator[list[bytes]]:
+    """`files` batches of `per_file` mutated lines each. With `session_ids` (one per file),
+    the records of batch i name session i, as in a real file, instead of the sessions they
+    were taken from (which would then grow across every file)."""
     pool = real_lines(transcripts)
-    for _ in range(files):
-        yield [mutate(rnd.choice(pool), rnd, pool) for _ in range(per_file)]
+    for i in range(files):
+        own = None if session_ids is None else f'"sessionId":"{session_ids[i]}"'.encode()
+        batch = []
+        for _ in range(per_file):
+            line = rnd.choice(pool)
+            if own is not None:
+                line = _SESSION_RE.sub(own, line)
+            batch.append(mutate(line, rnd, pool))
+        yield batch
 
 
 def sentinel(session_id: str, i: int, k: int) -> bytes:

@@ -100,8 +100,10 @@ def fuzz(work: Path, files: int, per_file: int) -> dict[str, Any]:
     folder.mkdir()
     rnd = random.Random(17)
     lines = 0
-    for i, batch in enumerate(mutated_lines(TRANSCRIPTS_DIR, rnd, files=files, per_file=per_file)):
-        sid = f"{i:08d}-0000-4000-8000-000000000000"
+    sids = [f"{i:08d}-0000-4000-8000-000000000000" for i in range(files)]
+    for i, batch in enumerate(mutated_lines(TRANSCRIPTS_DIR, rnd, files=files, per_file=per_file,
+                                            session_ids=sids)):
+        sid = sids[i]
         body = b"".join(sentinel(sid, i, k) + line + b"\n" for k, line in enumerate(batch))
         (folder / f"{sid}.jsonl").write_bytes(body + sentinel(sid, i, len(batch)))
         lines += len(batch)
@@ -175,14 +177,16 @@ def writers(work: Path, source: Path, count: int, extra: Path) -> dict[str, Any]
     procs = [subprocess.Popen(_ingest_cmd(db, source, extra), stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True, env=_env())
              for _ in range(count)]
-    failed = 0
+    failed, errors = 0, []
     for p in procs:
         _, err = p.communicate(timeout=1800)
-        failed += p.returncode != 0
-    clean = work / "clean-writers.db"
+        if p.returncode != 0:
+            failed += 1
+            errors.append(err.strip()[-300:])
+    clean = work / "clean-kills.db"  # the same input, ingested once by `kills`
     if not clean.exists():
         _ingest(clean, source, extra)
-    return {"writers": count, "failed": failed,
+    return {"writers": count, "failed": failed, "errors": errors[:2],
             "differences": differences(store_snapshot(db), store_snapshot(clean))}
 
 
@@ -250,6 +254,7 @@ def run(tiny: bool = False) -> dict[str, Any]:
          "value": k["differences"], "must be": 0},
         {"check": f"store differences after {w['writers']} concurrent writers",
          "value": w["differences"], "must be": 0},
+        {"check": "concurrent writers that failed", "value": w["failed"], "must be": 0},
     ]
     print_table(f"Robustness{' (tiny)' if tiny else ''}; load average {load:.1f}", summary)
     print_table("Prompt hook (UserPromptSubmit, installed timeout 5 s; wall includes the "

@@ -47,6 +47,7 @@ Redact = Callable[[str], tuple[str, int]]
 _HEAD_BYTES = 4096
 _RETRIES = 5
 _BATCH_BYTES = 8 << 20  # transcript bytes read per write transaction, about
+_BUSY_WAIT_S = 60.0  # how long a batch waits for other writers before ingest gives up
 
 
 @dataclass
@@ -347,7 +348,7 @@ def _commit(
     """Write a batch; files another process changed meanwhile are read again and retried."""
     while batch:
         try:
-            written, stale = _write(store, batch, report)
+            written, stale = _write_waiting(store, batch, report)
         except (OSError, ValueError) as exc:
             if len(batch) > 1:  # find the culprit: every other file still gets written
                 for item in batch:
@@ -376,6 +377,23 @@ def _commit(
             )
             if again is not None:
                 batch.append(again)
+
+
+def _write_waiting(
+    store: Store, batch: list[_Read], report: IngestReport
+) -> tuple[list[_Read], list[_Read]]:
+    """`_write`, tried again with backoff for up to _BUSY_WAIT_S while another process
+    holds the write lock past the busy timeout (a long transaction of another writer)."""
+    deadline = time.monotonic() + _BUSY_WAIT_S
+    delay = 0.5
+    while True:
+        try:
+            return _write(store, batch, report)
+        except DatabaseBusy:
+            if time.monotonic() + delay > deadline:
+                raise
+            time.sleep(delay)
+            delay = min(delay * 2, 8.0)
 
 
 def _write(

@@ -15,6 +15,7 @@ from pathlib import Path
 import apsw
 import pytest
 
+import causantic.ingest as ingest_module
 from causantic.claude import deferred, hooks
 from causantic.config import load_settings
 from causantic.errors import DatabaseBusy, DatabaseCorrupt
@@ -152,6 +153,7 @@ def test_worker_past_its_retry_budget_leaves_the_transcript_for_the_next_run(
     monkeypatch.setattr(store_db, "BUSY_TIMEOUT_MS", 100)
     monkeypatch.setattr(deferred, "FIRST_DELAY_S", 0.1)
     monkeypatch.setattr(deferred, "RETRY_BUDGET_S", 0.5)
+    monkeypatch.setattr(ingest_module, "_BUSY_WAIT_S", 0.0)  # no waiting inside ingest either
     settings = load_settings(db=tmp_path / "m.db")
     store_db._connect(settings.db_path, False).close()
     first = _transcript(tmp_path, SESSION_2)
@@ -346,3 +348,20 @@ def test_a_large_database_is_checked_before_ingest_at_most_every_few_hours(
     old = time.time() - pipeline.INTEGRITY_EVERY_S - 60
     os.utime(marker, (old, old))
     assert pipeline.integrity_due(settings)
+
+
+def test_ingest_waits_for_another_writers_long_transaction(tmp_path: Path,
+                                                           monkeypatch: pytest.MonkeyPatch):
+    """Three of four concurrent writers failed in bench.robustness: another writer's long
+    transaction outlasted the busy timeout. A batch now waits (with backoff) and then writes."""
+    from causantic.pipeline import run_ingest
+
+    monkeypatch.setattr(store_db, "BUSY_TIMEOUT_MS", 200)
+    settings = load_settings(db=tmp_path / "m.db")
+    store_db._connect(settings.db_path, False).close()
+    holder = _hold_write_lock(settings.db_path, 1.5)
+    try:
+        report = run_ingest(settings, [SAMPLES])
+    finally:
+        holder.join()
+    assert report.files_read == 4 and report.problems == []

@@ -247,8 +247,10 @@ def test_fuzzed_lines_cost_at_most_themselves(tmp_path: Path, shared_transcripts
     folder = tmp_path / "fuzz"
     folder.mkdir()
     total = 0
-    for i, batch in enumerate(mutated_lines(shared_transcripts, rnd, files=10, per_file=1000)):
-        sid = f"{i:08d}-0000-4000-8000-000000000000"
+    sids = [f"{i:08d}-0000-4000-8000-000000000000" for i in range(10)]
+    for i, batch in enumerate(mutated_lines(shared_transcripts, rnd, files=10, per_file=1000,
+                                            session_ids=sids)):
+        sid = sids[i]
         body = b"".join(sentinel(sid, i, k) + line + b"\n" for k, line in enumerate(batch))
         (folder / f"{sid}.jsonl").write_bytes(body + sentinel(sid, i, len(batch)))
         total += len(batch)
