@@ -365,3 +365,15 @@ def test_ingest_waits_for_another_writers_long_transaction(tmp_path: Path,
     finally:
         holder.join()
     assert report.files_read == 4 and report.problems == []
+
+
+def test_doctor_on_a_file_failing_its_integrity_check_says_damaged_first(shared_db: Path,
+                                                                         tmp_path: Path):
+    db = tmp_path / "d" / "memory.db"
+    db.parent.mkdir(mode=0o700)
+    shutil.copy(shared_db, db)
+    _damage_an_untouched_page(db)
+    proc = cli("doctor", db=db)
+    line = next(x for x in proc.stdout.splitlines() if " database: " in x)
+    assert line.startswith(f"problem  database: {db} is damaged; move it aside")
+    assert "integrity check: " in line and "***" not in line and len(line) < 400

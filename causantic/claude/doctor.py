@@ -98,9 +98,10 @@ def _database(settings: Settings) -> list[Check]:
         return [Check("database", "problem", f"{path}: {_one_line(exc)}")]
     if result != ["ok"]:
         more = f"; {len(result) - 1} more" if len(result) > 1 else ""
+        first = " ".join(x for x in str(result[0]).splitlines() if not x.startswith("***"))
         return [Check("database", "problem",
                       f"{path} is damaged; move it aside and run `causantic ingest` to rebuild it "
-                      f"from your transcripts (integrity check: {_one_line(result[0])[:160]}{more})")]
+                      f"from your transcripts (integrity check: {first[:160]}{more})")]
     latest = len(MIGRATIONS)
     schema = f"schema {version}" + ("" if version == latest else
                                     f" (upgraded to {latest} on the next write)")
