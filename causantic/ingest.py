@@ -220,6 +220,11 @@ def _read(
     conn = store.conn
     path = str(tf.path.resolve())
     try:
+        path.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ValueError("its name is not valid UTF-8 and cannot be stored; rename it to "
+                         "ingest it") from None
+    try:
         st = os.stat(path)
     except FileNotFoundError:
         return None  # deleted since discovery (Claude Code's cleanup): nothing to do

@@ -377,3 +377,17 @@ def test_doctor_on_a_file_failing_its_integrity_check_says_damaged_first(shared_
     line = next(x for x in proc.stdout.splitlines() if " database: " in x)
     assert line.startswith(f"problem  database: {db} is damaged; move it aside")
     assert "integrity check: " in line and "***" not in line and len(line) < 400
+
+
+def test_a_transcript_whose_name_is_not_utf8_is_one_clear_problem(tmp_path: Path):
+    """Found inside a folder (not given as an argument): the rest is ingested, the file is
+    named with the reason, not "'utf-8' codec can't encode character"."""
+    from causantic.pipeline import run_ingest
+
+    folder = tmp_path / "p"
+    shutil.copytree(SAMPLES, folder)
+    victim = next(folder.rglob(f"{SESSION_2}.jsonl"))
+    victim.rename(victim.with_name(os.fsdecode(b"caf\xe9-" + os.fsencode(victim.name))))
+    report = run_ingest(load_settings(db=tmp_path / "m.db"), [folder])
+    assert report.chunks_added > 0
+    assert len(report.problems) == 1 and "is not valid UTF-8" in report.problems[0]
