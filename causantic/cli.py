@@ -741,6 +741,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         from causantic.claude.hooks import run
 
         return run(*hook)
+    bad = _not_utf8(sys.argv[1:] if argv is None else argv)
+    if bad is not None:
+        print(f"causantic: argument {bad!r} is not valid UTF-8; causantic reads and stores "
+              "text as UTF-8 (rename the file or retype the argument)", file=sys.stderr)
+        return 2
     parser = build_parser()
     args = parser.parse_args(argv)  # argparse itself exits 2 on bad usage
     if not getattr(args, "handler", None):
@@ -765,11 +770,23 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
 
 
+def _not_utf8(argv: Sequence[str]) -> str | None:
+    """The first argument holding bytes that are not UTF-8 (shown with U+FFFD), if any."""
+    for arg in argv:
+        try:
+            arg.encode("utf-8")
+        except UnicodeEncodeError:
+            return arg.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+    return None
+
+
 def _describe(exc: Exception) -> str:
     name = type(exc).__name__
+    if name == "FullError" or getattr(exc, "errno", None) == 28:  # ENOSPC
+        return "the disk is full; free some space and run the command again"
     if name in ("BusyError", "LockedError"):
         return "the database stayed locked; another causantic process is writing. Try again."
-    if name in ("NotADBError", "CorruptError"):
+    if name in ("NotADBError", "CorruptError", "NoFTS5Error"):
         return "the database is damaged or not a causantic database; move it aside and re-ingest"
     if isinstance(exc, OSError) and exc.strerror:
         return f"{exc.strerror}: {exc.filename}" if exc.filename else exc.strerror

@@ -34,3 +34,11 @@ class Interrupted(CausanticError):
     """The user stopped the work (Ctrl-C); the message says what was kept and how to go on."""
 
     exit_code = 130
+
+
+class DiskFull(CausanticError):
+    """The disk (or the database's size limit) is full; nothing was half-written."""
+
+
+class ReadOnlyFolder(CausanticError):
+    """The database or its folder cannot be written; reading still works."""

@@ -23,6 +23,7 @@ from __future__ import annotations
 import hashlib
 import mmap
 import os
+import stat
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -31,7 +32,7 @@ from pathlib import Path
 import apsw
 
 from causantic.chunking import DEFAULT_MAX_TOKENS, Chunk, chunk_turn
-from causantic.errors import CausanticError, UsageError
+from causantic.errors import DatabaseBusy, UsageError
 from causantic.lessons.episodes import refresh as refresh_lessons
 from causantic.linking import link_project_continuations, link_session
 from causantic.scrub import scrub_parsed
@@ -39,7 +40,7 @@ from causantic.session_state import refresh as refresh_session_states
 from causantic.store import files as file_table
 from causantic.store.chunks import delete_from, forgotten_keys, insert_chunks
 from causantic.store.db import Store
-from causantic.store.sessions import SessionRow, get_session, upsert_session
+from causantic.store.sessions import SessionRow, file_session_starts, get_session, upsert_session
 from causantic.transcripts.discover import TranscriptFile, agents_with_files, discover
 from causantic.transcripts.project import checkout_for_cwd, project_for_cwd
 from causantic.transcripts.turns import ParsedFile, is_warmup, parse_transcript
@@ -48,6 +49,7 @@ Redact = Callable[[str], tuple[str, int]]
 _HEAD_BYTES = 4096
 _RETRIES = 5
 _BATCH_BYTES = 8 << 20  # transcript bytes read per write transaction, about
+_BUSY_WAIT_S = 60.0  # how long a batch waits for other writers before ingest gives up
 
 
 @dataclass
@@ -89,15 +91,18 @@ def ingest_paths(
     *,
     max_tokens: int = DEFAULT_MAX_TOKENS,
     on_file: Callable[[TranscriptFile, IngestReport], None] | None = None,
+    check_integrity: bool = True,
 ) -> IngestReport:
     """Ingest every transcript under `paths` (files or folders) into the store.
 
     `on_file` is called once per file, after the file's work is committed (or found
-    unnecessary, or failed).
+    unnecessary, or failed). With `check_integrity`, the file is checked (`PRAGMA
+    quick_check`) before the first write, so nothing is written into a damaged file.
 
     Raises
     ------
     UsageError : a path does not exist.
+    DatabaseCorrupt : the integrity check failed.
     """
     started = time.perf_counter()
     try:
@@ -107,19 +112,29 @@ def ingest_paths(
     report = IngestReport(files=len(found))
     batch: list[_Read] = []
     batch_bytes = 0
+    checked = not check_integrity
     for tf in _with_sub_agents_after_parents(found):
         # Cut only before a main session, so a session's sub-agent files share its batch
         # (its links and state are then computed once).
         if batch_bytes >= _BATCH_BYTES and tf.kind == "session":
+            checked = checked or _check(store)
             _commit(store, batch, redact, report, max_tokens, on_file)
             batch, batch_bytes = [], 0
         item = _read_or_report(store, tf, redact, report, max_tokens, on_file)
         if item is not None:
             batch.append(item)
             batch_bytes += item.bytes_read
+    if batch and not checked:
+        _check(store)
     _commit(store, batch, redact, report, max_tokens, on_file)
     report.seconds = time.perf_counter() - started
     return report
+
+
+def _check(store: Store) -> bool:
+    """Before the first write of a run: a damaged file is reported, never written into."""
+    store.check_integrity()
+    return True
 
 
 def _with_sub_agents_after_parents(found: list[TranscriptFile]) -> list[TranscriptFile]:
@@ -207,9 +222,16 @@ def _read(
     conn = store.conn
     path = str(tf.path.resolve())
     try:
+        path.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ValueError("its name is not valid UTF-8 and cannot be stored; rename it to "
+                         "ingest it") from None
+    try:
         st = os.stat(path)
     except FileNotFoundError:
         return None  # deleted since discovery (Claude Code's cleanup): nothing to do
+    if not stat.S_ISREG(st.st_mode):
+        return None  # a FIFO or device named *.jsonl: opening it could block forever
     checkpoint = file_table.get_checkpoint(conn, path)
     if checkpoint is not None and checkpoint.same_stat(
         st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns
@@ -220,14 +242,15 @@ def _read(
         data = _map(f, st.st_size)
         try:
             head = hashlib.sha1(data[:_HEAD_BYTES]).hexdigest()
-            start, state = 0, {}
+            start, state, counted = 0, {}, 0
             if (
                 checkpoint is not None
                 and st.st_size >= checkpoint.complete_offset
                 and _head_matches(data, checkpoint)
             ):
                 start, state = checkpoint.resume_offset, checkpoint.resume_state
-            parsed = _parse(tf, data, start, state)
+                counted = checkpoint.complete_offset
+            parsed = _parse(tf, data, start, state, counted)
         finally:
             if isinstance(data, mmap.mmap):
                 data.close()
@@ -258,12 +281,17 @@ def _map(f, size: int) -> bytes | mmap.mmap:
 
 
 def _head_matches(data: bytes | mmap.mmap, checkpoint: file_table.Checkpoint) -> bool:
-    return hashlib.sha1(data[:_HEAD_BYTES]).hexdigest() == checkpoint.head_hash or (
+    # The hash covered the file's first bytes as they were then: a file shorter than
+    # _HEAD_BYTES that grew is compared on its old length (it used to be read again whole).
+    head = data[: min(_HEAD_BYTES, checkpoint.size)]
+    return hashlib.sha1(head).hexdigest() == checkpoint.head_hash or (
         checkpoint.head_hash == "" and checkpoint.complete_offset == 0
     )
 
 
-def _parse(tf: TranscriptFile, data: bytes | mmap.mmap, start: int, state: dict) -> ParsedFile:
+def _parse(
+    tf: TranscriptFile, data: bytes | mmap.mmap, start: int, state: dict, counted: int
+) -> ParsedFile:
     default_session = tf.session_hint or tf.path.stem
     with_files = agents_with_files(tf.path, tf.session_hint) if tf.kind == "session" else frozenset()
     return parse_transcript(
@@ -273,19 +301,33 @@ def _parse(tf: TranscriptFile, data: bytes | mmap.mmap, start: int, state: dict)
         default_session=default_session,
         agent_id=tf.agent_id,
         agents_with_files=with_files,
+        count_from=counted,
     )
 
 
 def _session_rows(
-    conn: apsw.Connection, tf: TranscriptFile, parsed: ParsedFile
+    conn: apsw.Connection, tf: TranscriptFile, parsed: ParsedFile, file_id: int, start: int
 ) -> tuple[dict[str, str], list[SessionRow]]:
-    """Each session's project and its row, from what the file says and what is stored."""
+    """Each session's project and its row, from what the file says and what is stored.
+
+    Decided so that reading a file in steps gives what one read gives: a stored session keeps
+    its project (from the first cwd it named), and a session continues another when an
+    earlier-starting one shares its file, stored start times and earlier parts included.
+    """
     projects: dict[str, str] = {}
     rows: list[SessionRow] = []
-    ordered = sorted(parsed.sessions.values(), key=lambda s: (s.start_time or "", s.session_id))
-    for i, info in enumerate(ordered):
-        known = get_session(conn, info.session_id)
-        if tf.kind == "subagent" or (known is not None and known.project != "unknown" and not info.cwd):
+    known_rows = {sid: get_session(conn, sid) for sid in parsed.sessions}
+    starts: dict[str, str | None] = {}
+    if tf.kind == "session":
+        starts = file_session_starts(conn, file_id, start) if start else {}
+        for sid, info in parsed.sessions.items():
+            known = known_rows[sid]
+            times = [t for t in (info.start_time, known and known.start_time, starts.get(sid)) if t]
+            starts[sid] = min(times) if times else None
+    first = min(starts, key=lambda sid: (starts[sid] or "", sid), default=None)
+    for info in parsed.sessions.values():
+        known = known_rows[info.session_id]
+        if tf.kind == "subagent" or (known is not None and known.project != "unknown"):
             project = known.project if known else project_for_cwd(info.cwd).name
             project_path = known.project_path if known else None
         else:
@@ -303,7 +345,7 @@ def _session_rows(
                 start_time=info.start_time if tf.kind == "session" else None,
                 end_time=info.end_time if tf.kind == "session" else None,
                 # A later session sharing a file with an earlier one continues it.
-                continued=info.continued or (tf.kind == "session" and i > 0),
+                continued=info.continued or (tf.kind == "session" and info.session_id != first),
                 forked_from=info.forked_from,
                 checkout=(checkout_for_cwd(info.cwd) or None) if tf.kind == "session" else None,
             )
@@ -322,7 +364,7 @@ def _commit(
     """Write a batch; files another process changed meanwhile are read again and retried."""
     while batch:
         try:
-            written, stale = _write(store, batch, report)
+            written, stale = _write_waiting(store, batch, report)
         except (OSError, ValueError) as exc:
             if len(batch) > 1:  # find the culprit: every other file still gets written
                 for item in batch:
@@ -351,6 +393,23 @@ def _commit(
             )
             if again is not None:
                 batch.append(again)
+
+
+def _write_waiting(
+    store: Store, batch: list[_Read], report: IngestReport
+) -> tuple[list[_Read], list[_Read]]:
+    """`_write`, tried again with backoff for up to _BUSY_WAIT_S while another process
+    holds the write lock past the busy timeout (a long transaction of another writer)."""
+    deadline = time.monotonic() + _BUSY_WAIT_S
+    delay = 0.5
+    while True:
+        try:
+            return _write(store, batch, report)
+        except DatabaseBusy:
+            if time.monotonic() + delay > deadline:
+                raise
+            time.sleep(delay)
+            delay = min(delay * 2, 8.0)
 
 
 def _write(
@@ -383,7 +442,7 @@ def _write(
             refresh_lessons(conn, touched)
     except apsw.BusyError as exc:
         names = ", ".join(item.tf.path.name for item in batch[:3])
-        raise CausanticError(
+        raise DatabaseBusy(
             f"{store.path.name} stayed locked for 5 s while ingesting {names}"
             f"{' and more' if len(batch) > 3 else ''}; another causantic process is writing."
             " Try again."
@@ -399,8 +458,10 @@ def _write(
 def _write_file(conn: apsw.Connection, item: _Read) -> tuple[int, int, set[str], set[str]]:
     """One file's rows (inside `_write`'s transaction): (added, replaced, sessions, projects)."""
     tf, parsed, chunks = item.tf, item.parsed, item.chunks
-    projects, sessions = ({}, []) if item.warmup else _session_rows(conn, tf, parsed)
     file_id = file_table.ensure_file(conn, item.path, tf.kind, tf.session_hint, tf.agent_id)
+    projects, sessions = (
+        ({}, []) if item.warmup else _session_rows(conn, tf, parsed, file_id, item.start)
+    )
     forgotten = forgotten_keys(conn, "session", [row.id for row in sessions])
     for row in sessions:
         if row.id not in forgotten:  # a forgotten session stays gone, title included
@@ -424,6 +485,7 @@ def _write_file(conn: apsw.Connection, item: _Read) -> tuple[int, int, set[str],
         resume_offset=parsed.resume_offset,
         resume_state=parsed.resume_state,
         bad_lines=parsed.stats.bad_lines,
+        recount=parsed.stats.count_from == 0,
         session_id=next(iter(parsed.sessions), ""),
     )
     touched = {c.session_id for c in chunks} | {s.id for s in sessions}

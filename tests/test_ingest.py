@@ -202,23 +202,35 @@ from causantic.config import load_settings
 from causantic.pipeline import make_redact
 from causantic.store import open_store
 from causantic.ingest import ingest_paths
+import causantic.ingest as ingest
 settings = load_settings(db=sys.argv[1])
 kill_after = int(sys.argv[3])
+mid = len(sys.argv) > 4  # inside the write transaction, half way through a batch
 def on_file(tf, report):
-    if report.files_read >= kill_after:
+    if not mid and report.files_read >= kill_after:
         print("killing after", report.files_read, flush=True)
         os.kill(os.getpid(), signal.SIGKILL)
+write_file, written = ingest._write_file, [0]
+def killing_write_file(conn, item):
+    written[0] += 1
+    if mid and written[0] > kill_after:
+        print("killing after", kill_after, flush=True)
+        os.kill(os.getpid(), signal.SIGKILL)
+    return write_file(conn, item)
+ingest._write_file = killing_write_file
 with open_store(settings.db_path) as store:
     ingest_paths(store, [Path(sys.argv[2])], make_redact(settings), on_file=on_file)
 """
 
 
+@pytest.mark.parametrize("where", ["between batches", "inside a write transaction"])
 def test_ingest_killed_half_way_then_rerun_equals_one_clean_run(
-    tmp_path: Path, shared_db: Path, shared_transcripts: Path
+    tmp_path: Path, shared_db: Path, shared_transcripts: Path, where: str
 ):
     db = tmp_path / "m.db"
+    mid = ["mid"] if where == "inside a write transaction" else []
     proc = subprocess.run(
-        [PYTHON, "-c", _KILL_SCRIPT, str(db), str(shared_transcripts), "12"],
+        [PYTHON, "-c", _KILL_SCRIPT, str(db), str(shared_transcripts), "12", *mid],
         capture_output=True, text=True, cwd=REPO, timeout=120,
     )
     assert proc.returncode == -signal.SIGKILL, proc.stderr
@@ -231,7 +243,7 @@ def test_ingest_killed_half_way_then_rerun_equals_one_clean_run(
     assert snapshot(db) == snapshot(shared_db)
 
 
-def test_two_processes_ingesting_the_same_tree_at_once(
+def test_three_processes_ingesting_the_same_tree_at_once(
     tmp_path: Path, shared_db: Path, shared_transcripts: Path
 ):
     db = tmp_path / "m.db"
@@ -239,7 +251,7 @@ def test_two_processes_ingesting_the_same_tree_at_once(
     cmd = [PYTHON, "-m", "causantic", "--db", str(db), "ingest", "--no-embed", "--json",
            str(shared_transcripts)]
     procs = [subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-             for _ in range(2)]
+             for _ in range(3)]
     try:
         outs = [p.communicate(timeout=180) for p in procs]
     finally:

@@ -79,6 +79,7 @@ def run_doctor(settings: Settings, now: float | None = None) -> Report:
 
 
 def _database(settings: Settings) -> list[Check]:
+    from causantic.errors import CausanticError
     from causantic.store import open_store
     from causantic.store.schema import MIGRATIONS
 
@@ -93,12 +94,16 @@ def _database(settings: Settings) -> list[Check]:
             version = int(conn.execute("PRAGMA user_version").fetchone()[0])
             chunks = int(conn.execute("SELECT count(*) FROM chunks").fetchone()[0])
             redaction = _redaction(conn)
+    except CausanticError as exc:  # names the file and says what to do: advice first
+        return [Check("database", "problem", _one_line(exc))]
     except Exception as exc:  # noqa: BLE001 - reported, not raised
         return [Check("database", "problem", f"{path}: {_one_line(exc)}")]
     if result != ["ok"]:
+        more = f"; {len(result) - 1} more" if len(result) > 1 else ""
+        first = " ".join(x for x in str(result[0]).splitlines() if not x.startswith("***"))
         return [Check("database", "problem",
-                      f"{path} failed its integrity check ({'; '.join(result[:3])}); move it aside "
-                      "and run `causantic ingest` to rebuild it from your transcripts")]
+                      f"{path} is damaged; move it aside and run `causantic ingest` to rebuild it "
+                      f"from your transcripts (integrity check: {first[:160]}{more})")]
     latest = len(MIGRATIONS)
     schema = f"schema {version}" + ("" if version == latest else
                                     f" (upgraded to {latest} on the next write)")

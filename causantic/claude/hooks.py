@@ -70,6 +70,10 @@ WORKER_WAIT_S = 600.0
 #: How long the briefing after a compaction waits for the pre-compact worker's ingest.
 COMPACT_WAIT_S = 5.0
 SHORTENED = "\n[… briefing shortened to fit]"
+#: The prompt hook reads at most this much of a prompt (head and tail) ...
+PROMPT_SCAN_CHARS = 4000
+#: ... and waits at most this long for a locked database (installed timeout: 5 s).
+PROMPT_BUSY_MS = 1000
 
 
 class HookResult:
@@ -316,7 +320,7 @@ def user_prompt_submit(payload: dict[str, Any], settings: Settings) -> HookResul
     session_id = _str(payload.get("session_id"))
     cwd = _str(payload.get("cwd")) or os.getcwd()
     result = HookResult(project=project_for_cwd(cwd).name, session_id=session_id or None)
-    prompt = _str(payload.get("prompt")).strip()
+    prompt = _focus(_str(payload.get("prompt")).strip())
     if len(prompt) < 8 or prompt.startswith("/") or not settings.db_path.exists():
         result.details["recall"] = "skipped"
         return result
@@ -327,7 +331,7 @@ def user_prompt_submit(payload: dict[str, Any], settings: Settings) -> HookResul
     cap = min(settings.prompt_chars, HARD_INJECTION_CAP)
     room = cap - len(wrap_memory("", "recall"))
     min_coverage = float(_option(settings, "prompt_min_coverage", 0.5))
-    with open_store(settings.db_path, readonly=True) as store:
+    with open_store(settings.db_path, readonly=True, busy_timeout_ms=PROMPT_BUSY_MS) as store:
         result.project = project_at(store.conn, cwd)
         recall = prompt_recall(
             store.conn,
@@ -347,6 +351,16 @@ def user_prompt_submit(payload: dict[str, Any], settings: Settings) -> HookResul
         ensure_ascii=False,
     )
     return result
+
+
+def _focus(prompt: str) -> str:
+    """The part of a prompt recall looks at: all of it, or for a long paste its head and its
+    tail (where the question usually is). Keeps the hook's time flat in the prompt's size:
+    a 4 MB prompt took 25 s before."""
+    if len(prompt) <= PROMPT_SCAN_CHARS:
+        return prompt
+    half = PROMPT_SCAN_CHARS // 2
+    return prompt[:half] + "\n" + prompt[-half:]
 
 
 # -- pre-compact / session-end: detached background ingest --------------------------------
@@ -509,15 +523,13 @@ def _one_running_one_waiting(lock: Path, step):  # type: ignore[no-untyped-def]
 
 def _ingest(settings: Settings, path: Path, session_id: str,
             also: Path | None = None) -> dict[str, Any]:
-    from causantic.pipeline import run_ingest
-
     paths = [path]
     folder = path.with_suffix("")  # `<session>/subagents/agent-*.jsonl` live beside the file
     if folder.is_dir():
         paths.append(folder)
     if also is not None and also.is_file() and folder not in also.parents:
         paths.append(also)
-    report = run_ingest(settings, paths)
+    report = _ingest_or_defer(settings, path, paths, session_id)
     out: dict[str, Any] = {
         "chunks": report.chunks_added,
         "refreshed": report.chunks_replaced,
@@ -529,7 +541,48 @@ def _ingest(settings: Settings, path: Path, session_id: str,
         for problem in report.problems:
             print(f"causantic: ingest problem: {problem}", file=sys.stderr)
     out["project"] = _project_of(settings, session_id or path.stem)
+    left = _ingest_pending(settings, path)
+    if left:
+        out["pending"] = left
     return out
+
+
+def _ingest_or_defer(settings: Settings, path: Path, paths: list[Path], session_id: str):  # type: ignore[no-untyped-def]
+    """Ingest, retrying while the database is busy; past the retry budget the transcript is
+    left for the next worker (see `causantic.claude.deferred`) and DatabaseBusy raised."""
+    from causantic.claude import deferred
+    from causantic.errors import DatabaseBusy
+    from causantic.pipeline import run_ingest
+
+    try:
+        report = deferred.with_backoff(lambda: run_ingest(settings, paths))
+    except DatabaseBusy as exc:
+        deferred.defer(settings.home, path, session_id)
+        raise DatabaseBusy(f"{exc} Still busy after {deferred.RETRY_BUDGET_S:.0f} s of retries;"
+                           f" {path.name} is queued for the next hook run") from exc
+    deferred.done(settings.home, path)
+    return report
+
+
+def _ingest_pending(settings: Settings, current: Path) -> int:
+    """Ingest transcripts earlier workers left behind; the number still pending."""
+    from causantic.claude import deferred
+    from causantic.errors import DatabaseBusy
+    from causantic.pipeline import run_ingest
+
+    left = 0
+    for path, _session in deferred.pending(settings.home):
+        if path == current or not path.is_file():
+            deferred.done(settings.home, path)
+            continue
+        folder = path.with_suffix("")
+        try:
+            run_ingest(settings, [path] + ([folder] if folder.is_dir() else []))
+        except DatabaseBusy:
+            left += 1
+            continue
+        deferred.done(settings.home, path)
+    return left
 
 
 def _embed_pending(settings: Settings) -> int | str:

@@ -56,7 +56,8 @@ def _match(phrases: list[str], project: str | None = None) -> str | None:
     body = " OR ".join('"' + p.replace('"', "") + '"' for p in phrases[:32])
     expr = f"text : ({body})"
     if project:
-        expr += ' AND project : "' + project.replace('"', "") + '"'
+        # A NUL ends an FTS5 string early ("unterminated string"): drop it with the quotes.
+        expr += ' AND project : "' + project.replace('"', "").replace("\x00", "") + '"'
     return expr
 
 

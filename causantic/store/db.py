@@ -9,13 +9,14 @@ SQLite gives the -wal and -shm files the database file's mode.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 from collections.abc import Iterator
 from pathlib import Path
 
 import apsw
 
-from causantic.errors import CausanticError, DatabaseBusy, DatabaseCorrupt
+from causantic.errors import CausanticError, DatabaseBusy, DatabaseCorrupt, DiskFull, ReadOnlyFolder
 
 BUSY_TIMEOUT_MS = 5_000
 
@@ -50,6 +51,17 @@ class Store:
                     self.conn.enable_load_extension(False)
         return self._vec
 
+    def check_integrity(self) -> None:
+        """Raise DatabaseCorrupt unless `PRAGMA quick_check` passes (a page read per page:
+        about 10 ms per 10 MB of database). Writers call it before their first write, so
+        nothing is added to a damaged file that only its untouched pages would reveal."""
+        try:
+            result = [row[0] for row in self.conn.execute("PRAGMA quick_check(1)")]
+        except (apsw.NotADBError, apsw.CorruptError) as exc:
+            raise corrupt_error(self.path) from exc
+        if result != ["ok"]:
+            raise corrupt_error(self.path)
+
     def close(self) -> None:
         self.conn.close()
 
@@ -69,7 +81,8 @@ def vec_extension_path() -> str | None:
 
 
 @contextlib.contextmanager
-def open_store(path: Path, *, readonly: bool = False) -> Iterator[Store]:
+def open_store(path: Path, *, readonly: bool = False,
+               busy_timeout_ms: int | None = None) -> Iterator[Store]:
     """Open (creating and migrating if needed) the database at `path`.
 
     Read-only opens never create or migrate; a missing database is a `CausanticError`
@@ -79,22 +92,58 @@ def open_store(path: Path, *, readonly: bool = False) -> Iterator[Store]:
     ------
     DatabaseBusy : another process held the write lock past the busy timeout.
     DatabaseCorrupt : the file is not a SQLite database or is damaged.
+    DiskFull : the disk filled up while writing (the transaction was rolled back).
+    ReadOnlyFolder : a write was needed but the file or its folder is read-only.
     CausanticError : the file or its folder cannot be created or opened.
     """
-    store = _connect(path, readonly)
+    store = _connect(path, readonly, busy_timeout_ms or BUSY_TIMEOUT_MS)
     try:
         yield store
-    except apsw.BusyError as exc:
-        raise busy_error(path) from exc
-    except (apsw.NotADBError, apsw.CorruptError) as exc:
-        raise corrupt_error(path) from exc
+    except apsw.Error as exc:
+        error = translate(exc, path, busy_timeout_ms or BUSY_TIMEOUT_MS)
+        if error is None:
+            raise
+        raise error from exc
     finally:
         store.close()
 
 
-def busy_error(path: Path) -> DatabaseBusy:
+def translate(exc: BaseException, path: Path, busy_ms: int = BUSY_TIMEOUT_MS
+              ) -> CausanticError | None:
+    """The one-line error naming the real cause of an SQLite failure, or None if unknown."""
+    cause = exc.__context__
+    if isinstance(exc, apsw.SQLError) and cause is not None and "no transaction" in str(exc):
+        # SQLITE_FULL (and a few others) roll the transaction back themselves; the context
+        # manager's own rollback then fails and hides the real cause.
+        return translate(cause, path, busy_ms)
+    if isinstance(exc, apsw.BusyError | apsw.LockedError):
+        return busy_error(path, busy_ms)
+    # FTS5 reports a damaged index of a file that has FTS5 as "no FTS5".
+    if isinstance(exc, apsw.NotADBError | apsw.CorruptError | apsw.NoFTS5Error):
+        return corrupt_error(path)
+    if isinstance(exc, apsw.FullError) or getattr(exc, "errno", None) == errno.ENOSPC:
+        return DiskFull(
+            f"the disk holding {path} is full; nothing was half-written. Free some space "
+            "and run the command again"
+        )
+    if isinstance(exc, apsw.ReadOnlyError | apsw.CantOpenError):
+        return readonly_error(path)
+    return None
+
+
+def readonly_error(path: Path) -> CausanticError:
+    folder = path.parent
+    if path.exists() and not (os.access(folder, os.W_OK) and os.access(path, os.W_OK)):
+        return ReadOnlyFolder(
+            f"cannot write to {path}: it or its folder {folder} is read-only; reading still "
+            "works (search, recall, briefings). Make it writable, or point --db at a copy"
+        )
+    return CausanticError(f"cannot open {path}: check that it exists and is readable")
+
+
+def busy_error(path: Path, busy_ms: int = BUSY_TIMEOUT_MS) -> DatabaseBusy:
     return DatabaseBusy(
-        f"{path.name} stayed locked for {BUSY_TIMEOUT_MS // 1000} s; "
+        f"{path.name} stayed locked for {busy_ms / 1000:g} s; "
         "another causantic process is writing. Try again."
     )
 
@@ -106,7 +155,7 @@ def corrupt_error(path: Path) -> DatabaseCorrupt:
     )
 
 
-def _connect(path: Path, readonly: bool) -> Store:
+def _connect(path: Path, readonly: bool, busy_ms: int = BUSY_TIMEOUT_MS) -> Store:
     path = Path(path)
     if readonly:
         if not path.exists():
@@ -118,10 +167,10 @@ def _connect(path: Path, readonly: bool) -> Store:
     try:
         conn = apsw.Connection(str(path), flags=flags)
     except apsw.CantOpenError as exc:
-        raise CausanticError(f"cannot open {path}: check that it exists and is readable") from exc
+        raise readonly_error(path) from exc
     store = Store(conn, path, readonly)
     try:
-        conn.set_busy_timeout(BUSY_TIMEOUT_MS)
+        conn.set_busy_timeout(busy_ms)
         conn.transaction_mode = "IMMEDIATE"
         conn.execute("PRAGMA foreign_keys = ON")
         if not readonly:
@@ -141,17 +190,51 @@ def _connect(path: Path, readonly: bool) -> Store:
                 # read. Queries are written for the current schema only.
                 conn.close()
                 _connect(path, readonly=False).close()
-                return _connect(path, readonly=True)
-    except apsw.BusyError as exc:
+                return _connect(path, readonly=True, busy_ms=busy_ms)
+    except apsw.CantOpenError as exc:
         conn.close()
-        raise busy_error(path) from exc
-    except (apsw.NotADBError, apsw.CorruptError) as exc:
+        if readonly and not os.access(path.parent, os.W_OK):
+            # A WAL file in a read-only folder: SQLite cannot create its -shm index. Nothing
+            # can write here either, so reading the file as immutable is safe.
+            return _connect_immutable(path)
+        raise readonly_error(path) from exc
+    except apsw.Error as exc:
         conn.close()
-        raise corrupt_error(path) from exc
+        error = translate(exc, path, busy_ms)
+        if error is None:
+            raise
+        raise error from exc
     except BaseException:
         conn.close()
         raise
     return store
+
+
+def _connect_immutable(path: Path) -> Store:
+    from urllib.parse import quote
+
+    uri = f"file:{quote(str(path.resolve()))}?mode=ro&immutable=1"
+    conn = apsw.Connection(uri, flags=apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_URI)
+    try:
+        conn.execute("PRAGMA foreign_keys = ON")
+        from causantic.store.schema import check_version, needs_migration
+
+        check_version(conn, path)
+        if needs_migration(conn):
+            raise ReadOnlyFolder(
+                f"{path} was written by an older causantic and must be upgraded, but its "
+                "folder is read-only; make it writable once, or point --db at a copy"
+            )
+    except apsw.Error as exc:
+        conn.close()
+        error = translate(exc, path)
+        if error is None:
+            raise
+        raise error from exc
+    except BaseException:
+        conn.close()
+        raise
+    return Store(conn, path, True)
 
 
 def _create_private(path: Path) -> None:

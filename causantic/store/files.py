@@ -62,11 +62,17 @@ def save_checkpoint(
     resume_offset: int,
     resume_state: dict[str, Any],
     bad_lines: int,
+    recount: bool = False,
     session_id: str,
 ) -> None:
+    """Record what was read. `bad_lines` adds to the file's count, or replaces it when the
+    file was read from its start (`recount`). A file's session is the first one it names (its name's, if
+    that is a session id)."""
     conn.execute(
         "UPDATE files SET dev=?, ino=?, size=?, mtime_ns=?, head_hash=?, complete_offset=?,"
-        " resume_offset=?, resume_state=?, bad_lines=bad_lines+?, session_id=coalesce(?, session_id),"
+        " resume_offset=?, resume_state=?, bad_lines=?+(CASE WHEN ? THEN 0 ELSE bad_lines END),"
+        " session_id=CASE WHEN coalesce(session_id, '') = '' OR ? THEN coalesce(?, session_id)"
+        " ELSE session_id END,"
         " ingested_at=strftime('%Y-%m-%dT%H:%M:%fZ','now') WHERE id=?",
         (
             dev,
@@ -78,6 +84,8 @@ def save_checkpoint(
             resume_offset,
             json.dumps(resume_state, sort_keys=True),
             bad_lines,
+            int(recount),
+            int(recount),
             session_id or None,
             file_id,
         ),

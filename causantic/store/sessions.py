@@ -81,6 +81,17 @@ def project_sessions(conn: apsw.Connection, project: str) -> list[SessionRow]:
     ]
 
 
+def file_session_starts(conn: apsw.Connection, file_id: int, before: int) -> dict[str, str | None]:
+    """Start times of the main sessions with chunks stored from a file before an offset."""
+    return dict(
+        conn.execute(
+            "SELECT s.id, s.start_time FROM sessions s WHERE s.id IN (SELECT DISTINCT session_id"
+            " FROM chunks WHERE file_id = ? AND offset < ? AND agent_id = '')",
+            (file_id, before),
+        ).fetchall()
+    )
+
+
 def _row(r: tuple) -> SessionRow:
     return SessionRow(*r[:8], bool(r[8]), r[9], r[10])
 

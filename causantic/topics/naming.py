@@ -90,7 +90,9 @@ def _terms(text: str, memo: dict[str, str]) -> dict[str, str]:
     if "/" in text:
         text = _DIRS_RE.sub(" ", text)
     out: dict[str, str] = {}
-    for tok in set(_TOKEN_RE.findall(text)):
+    # In text order, not a set's: set order follows the per-process string hash seed, and
+    # the first spelling seen decides the shown one, so names changed between runs.
+    for tok in dict.fromkeys(_TOKEN_RE.findall(text)):
         low = memo.get(tok)
         if low is None:
             low = memo[tok] = _judge(tok)
@@ -168,7 +170,7 @@ def _spelling(term: str, chunks: int, others: Counter[str] | None) -> str:
     """The most frequent spelling of a term (per chunk; ties: lower case first)."""
     if not others:
         return term
-    best, count = others.most_common(1)[0]
+    best, count = min(others.items(), key=lambda tc: (-tc[1], tc[0]))  # ties: by spelling
     return best if count > chunks - sum(others.values()) else term
 
 

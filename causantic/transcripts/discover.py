@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -56,10 +57,20 @@ def discover(paths: list[Path]) -> list[TranscriptFile]:
             for name in sorted(filenames):
                 if name.endswith(".jsonl"):
                     p = Path(dirpath) / name
+                    if not is_regular(p):
+                        continue  # a FIFO named *.jsonl would block the reader forever
                     tf = classify(p)
                     if tf is not None:
                         found[p.resolve()] = tf
     return sorted(found.values(), key=lambda t: (t.kind != "session", str(t.path)))
+
+
+def is_regular(path: Path) -> bool:
+    """True for a regular file (symlinks followed); never opens it."""
+    try:
+        return stat.S_ISREG(os.stat(path).st_mode)
+    except OSError:
+        return False
 
 
 def classify(path: Path) -> TranscriptFile | None:

@@ -30,7 +30,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from causantic.transcripts.hygiene import clean, is_own_tool, strip_terminal
-from causantic.transcripts.jsonl import ReadStats, iter_records
+from causantic.transcripts.jsonl import ReadStats, iter_records, too_deep
 
 CONTINUATION_PREFIX = "This session is being continued from a previous conversation"
 _WRAPPER_PREFIXES = (
@@ -436,6 +436,8 @@ class _Parser:
                 turn = turn or self.ensure_turn(s, offset)
                 name = _str(b.get("name")) or "tool"
                 inp = b.get("input") if isinstance(b.get("input"), dict) else {}
+                if too_deep(inp):  # would overflow json.dumps when stored
+                    inp = {}
                 block = Block("tool_use", "", name=name, tool_id=_str(b.get("id")), input=inp)
                 turn.blocks.append(block)
                 if block.tool_id:
@@ -485,6 +487,7 @@ def parse_transcript(
     default_session: str,
     agent_id: str = "",
     agents_with_files: frozenset[str] = frozenset(),
+    count_from: int = 0,
 ) -> ParsedFile:
     """Parse transcript bytes from `start` into turns.
 
@@ -497,9 +500,10 @@ def parse_transcript(
     agent_id : set when the file is a sub-agent transcript (`agent-<id>.jsonl`).
     agents_with_files : sub-agents that have their own file; their `agent_progress`
         mirrors in this file are ignored so nothing is indexed twice.
+    count_from : bad lines before this offset were counted by an earlier read.
     """
     parser = _Parser(default_session, agent_id, agents_with_files, state or {})
-    stats = ReadStats(complete_offset=start)
+    stats = ReadStats(complete_offset=start, count_from=count_from)
     for offset, rec in iter_records(data, start, stats):
         parser.feed(offset, rec)
     return parser.finish(stats, start)
