@@ -60,9 +60,7 @@ def run_ingest(settings: Settings, paths: list[Path], progress: bool = False) ->
     try:
         with open_store(settings.db_path) as store:
             report = ingest_paths(store, paths, redact, on_file=on_file, check_integrity=check)
-            from causantic.memory.maintain import after_ingest
-
-            after_ingest(store, settings.raw, redact)
+            _observe(store, settings, redact, report)
         if check and report.files_read:
             _mark_checked(settings)
         return report
@@ -75,6 +73,22 @@ def run_ingest(settings: Settings, paths: list[Path], progress: bool = False) ->
     finally:
         if line is not None:
             line.clear()
+
+
+def _observe(store, settings: Settings, redact, report: IngestReport) -> None:  # type: ignore[no-untyped-def]
+    """Automatic observations from the new chunks (`causantic.memory.maintain`). They are
+    derived and resumable (a watermark), so a writer holding the database past the busy
+    timeout only defers them to the next ingest; the chunks are already committed."""
+    import apsw
+
+    from causantic.errors import DatabaseBusy
+    from causantic.memory.maintain import after_ingest
+
+    try:
+        after_ingest(store, settings.raw, redact)
+    except (apsw.BusyError, DatabaseBusy):
+        report.problems.append("automatic observations deferred to the next ingest: another "
+                               "process was writing")
 
 
 def integrity_due(settings: Settings) -> bool:

@@ -219,7 +219,7 @@ def test_ingest_into_a_pipe_shows_progress_without_escape_codes(tmp_path: Path):
 def test_an_interrupted_ingest_says_what_it_kept(tmp_path: Path, monkeypatch):
     import causantic.pipeline as pipeline
 
-    def stopped_after_two_files(store, paths, redact, on_file):  # the real pipeline's callback
+    def stopped_after_two_files(store, paths, redact, on_file, **options):  # the real callback
         report = IngestReport(files=5)
         report.chunks_added = 7
         on_file(None, report)
@@ -382,4 +382,6 @@ def test_quickstart_ends_with_a_command_that_works(tmp_path: Path):
     after = subprocess.run(["bash", "-c", last], capture_output=True, text=True, env=env,
                            timeout=300)
     assert after.returncode == 0, after.stderr
-    assert "Found 1 result for" in after.stdout and SAMPLE_SESSION[:8] in after.stdout
+    assert re.match(r"Found \d+ results? for ", after.stdout.split("\n")[-1] if False else
+                    after.stdout[after.stdout.find("Found"):]), after.stdout
+    assert SAMPLE_SESSION[:8] in after.stdout

@@ -54,7 +54,7 @@ def _marker(home: Path, path: Path) -> Path:
 
 def defer(home: Path, path: Path, session_id: str) -> Path:
     """Leave `path` for the next worker; returns the marker written (0600 in a 0700 folder)."""
-    from causantic.claude.fsutil import private_dir
+    from causantic.fsutil import private_dir
 
     marker = _marker(home, path)
     private_dir(marker.parent)
