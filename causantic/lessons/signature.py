@@ -13,8 +13,12 @@ patterns compiled on first use.
 
 from __future__ import annotations
 
-import hashlib
 import re
+
+try:  # CPython's built-in SHA-1: importing hashlib loads OpenSSL (~7 ms of every hook run)
+    from _sha1 import sha1
+except ImportError:  # pragma: no cover - a build without the built-in hashes
+    from hashlib import sha1
 
 _compiled: dict[str, re.Pattern[str]] = {}
 
@@ -166,7 +170,7 @@ def program(tool: str, subject: str) -> str:
 
 def digest(*parts: str) -> str:
     """A short stable hash of the parts."""
-    return hashlib.sha1("\x1f".join(parts).encode("utf-8", "replace")).hexdigest()[:20]
+    return sha1("\x1f".join(parts).encode("utf-8", "replace")).hexdigest()[:20]
 
 
 class Signature:
