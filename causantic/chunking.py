@@ -20,9 +20,9 @@ import hashlib
 import json
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
+from causantic.chunk import Chunk  # re-exported: the type lives in a leaf the store can import
 from causantic.scrub import scrub_turn
 from causantic.tokens import approx_tokens  # re-exported for callers of chunking
 from causantic.transcripts.hygiene import strip_terminal
@@ -38,28 +38,6 @@ _ERROR_WORDS = ("error", "fail", "panic", "exception", "traceback", "fatal", "de
 # The only non-ASCII characters that re.I matches to a letter of those words (İ, ı, Kelvin K).
 _FOLDS_TO_ASCII = ("\u0130", "\u0131", "\u212a")
 _CONTINUED = "[…continued]"
-
-
-@dataclass(frozen=True)
-class Chunk:
-    """A stored unit of memory."""
-
-    id: str
-    session_id: str
-    agent_id: str
-    offset: int
-    part: int
-    turn: int
-    kind: str
-    start_time: str
-    end_time: str
-    text: str
-    tokens: int
-    redactions: int = 0
-    meta: dict[str, Any] = field(default_factory=dict)
-
-    def meta_json(self) -> str:
-        return json.dumps(self.meta, separators=(",", ":"), sort_keys=True)
 
 
 Redact = Callable[[str], tuple[str, int]]

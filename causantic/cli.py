@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from causantic.config import Settings, load_settings
-from causantic.errors import CausanticError, UsageError
+from causantic.errors import CausanticError, UsageError, describe
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing on the hook path
 if TYPE_CHECKING:
@@ -766,7 +766,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:  # the edge: one line, never a traceback unless --debug
         if args.debug:
             raise
-        print(f"causantic: {_describe(exc)}", file=sys.stderr)
+        print(f"causantic: {describe(exc)}", file=sys.stderr)
         return 1
 
 
@@ -778,16 +778,3 @@ def _not_utf8(argv: Sequence[str]) -> str | None:
         except UnicodeEncodeError:
             return arg.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
     return None
-
-
-def _describe(exc: Exception) -> str:
-    name = type(exc).__name__
-    if name == "FullError" or getattr(exc, "errno", None) == 28:  # ENOSPC
-        return "the disk is full; free some space and run the command again"
-    if name in ("BusyError", "LockedError"):
-        return "the database stayed locked; another causantic process is writing. Try again."
-    if name in ("NotADBError", "CorruptError", "NoFTS5Error"):
-        return "the database is damaged or not a causantic database; move it aside and re-ingest"
-    if isinstance(exc, OSError) and exc.strerror:
-        return f"{exc.strerror}: {exc.filename}" if exc.filename else exc.strerror
-    return f"unexpected {name}: {exc} (run with --debug for details)"

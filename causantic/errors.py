@@ -42,3 +42,17 @@ class DiskFull(CausanticError):
 
 class ReadOnlyFolder(CausanticError):
     """The database or its folder cannot be written; reading still works."""
+
+
+def describe(exc: Exception) -> str:
+    """One line for an unexpected exception (the CLI and the MCP tools print it, never a traceback)."""
+    name = type(exc).__name__
+    if name == "FullError" or getattr(exc, "errno", None) == 28:  # ENOSPC
+        return "the disk is full; free some space and run the command again"
+    if name in ("BusyError", "LockedError"):
+        return "the database stayed locked; another causantic process is writing. Try again."
+    if name in ("NotADBError", "CorruptError", "NoFTS5Error"):
+        return "the database is damaged or not a causantic database; move it aside and re-ingest"
+    if isinstance(exc, OSError) and exc.strerror:
+        return f"{exc.strerror}: {exc.filename}" if exc.filename else exc.strerror
+    return f"unexpected {name}: {exc} (run with --debug for details)"

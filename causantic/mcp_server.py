@@ -29,7 +29,7 @@ from pydantic import Field
 
 from causantic import __version__
 from causantic.config import Settings
-from causantic.errors import CausanticError
+from causantic.errors import CausanticError, describe
 from causantic.store.db import Store
 
 T = TypeVar("T")
@@ -278,9 +278,7 @@ def _errors() -> Iterator[None]:
     except CausanticError as exc:
         raise ToolError(str(exc)) from exc
     except Exception as exc:  # the edge: one line, the server keeps running
-        from causantic.cli import _describe
-
-        raise ToolError(_describe(exc)) from exc
+        raise ToolError(describe(exc)) from exc
 
 
 @contextmanager

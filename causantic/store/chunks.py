@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import apsw
 
-from causantic.chunking import Chunk
+from causantic.chunk import Chunk
 
 
 @dataclass(frozen=True)
