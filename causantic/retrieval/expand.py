@@ -24,6 +24,7 @@ from typing import Any
 import apsw
 
 from causantic.errors import UsageError
+from causantic.retrieval.hits import load_hits
 from causantic.retrieval.render import Hit
 from causantic.store import topics as topic_store
 
@@ -82,7 +83,6 @@ def expand(
     if not hits or topics < 1 or siblings < 1 or not topic_store.ready(conn):
         return hits
     from causantic.retrieval import fusion
-    from causantic.retrieval.search import load_hits
 
     taken = {h.chunk_id for h in hits}
     membership = topic_store.topics_of(conn, [h.chunk_id for h in hits])

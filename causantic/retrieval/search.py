@@ -23,7 +23,7 @@ from __future__ import annotations
 import hashlib
 import re
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,6 +32,7 @@ import apsw
 from causantic.errors import UsageError
 from causantic.retrieval import render
 from causantic.retrieval.fts import keyword_search, query_idf
+from causantic.retrieval.hits import load_hits  # re-exported
 from causantic.retrieval.projects import resolve_project
 from causantic.retrieval.render import Hit
 from causantic.store.db import Store
@@ -247,30 +248,6 @@ def _as_units(conn: apsw.Connection, hits: list[Hit], query: str, room: int) -> 
             used += len(text) + 80
         if used > room:
             break
-    return out
-
-
-def load_hits(conn: apsw.Connection, ranked: Sequence[tuple[str, float, tuple[str, ...]]]) -> list[Hit]:
-    """Fetch chunk rows for (chunk id, score, sources) in rank order; missing ids are dropped."""
-    if not ranked:
-        return []
-    ids = [r[0] for r in ranked]
-    rows: dict[str, tuple] = {}
-    for i in range(0, len(ids), 500):
-        batch = ids[i : i + 500]
-        marks = ",".join("?" * len(batch))
-        for row in conn.execute(
-            "SELECT id, session_id, project, agent_id, start_time, end_time, text, kind"
-            f" FROM chunks WHERE id IN ({marks})",
-            batch,
-        ):
-            rows[row[0]] = row
-    out = []
-    for cid, score, sources in ranked:
-        row = rows.get(cid)
-        if row is not None:
-            out.append(Hit(row[0], row[1], row[2], row[3], row[4], row[5], score, sources,
-                           row[6], row[7]))
     return out
 
 

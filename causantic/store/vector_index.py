@@ -31,6 +31,8 @@ from typing import TYPE_CHECKING
 
 import apsw
 
+from causantic.store.vec0 import VEC_TABLE, WINDOW_SLOTS, ensure_vec, table_exists
+
 if TYPE_CHECKING:
     import numpy as np
 
@@ -265,8 +267,6 @@ def rebuild(conn: apsw.Connection, model_id: str) -> int:
 def _fill_quantized(conn: apsw.Connection, model_id: str) -> int:
     """Quantise the vec0 windows of chunks that have no `windows_q` yet."""
     import numpy as np
-
-    from causantic.store.vectors import VEC_TABLE, WINDOW_SLOTS, ensure_vec, table_exists
 
     todo = dict(conn.execute(
         "SELECT chunk_rowid, windows FROM chunk_vectors_meta"

@@ -34,15 +34,12 @@ from typing import TYPE_CHECKING
 import apsw
 
 from causantic.store import vector_index
-from causantic.store.db import vec_extension_path
+from causantic.store.vec0 import VEC_TABLE, WINDOW_SLOTS, ensure_vec, table_exists  # re-exported
 
 if TYPE_CHECKING:
     import numpy as np
 
-VEC_TABLE = "chunk_vectors"
 META_TABLE = "chunk_vectors_meta"
-#: vec0 rowids reserved per chunk (the embedder caps windows at 8 by default).
-WINDOW_SLOTS = 16
 #: vec0 rejects larger k ("k value in knn query too large").
 MAX_K = 4096
 
@@ -64,39 +61,6 @@ class EmbeddedChunk:
     chunk_id: str
     project: str
     windows: np.ndarray  # (w, dim) float32
-
-
-def ensure_vec(conn: apsw.Connection) -> bool:
-    """Make sure sqlite-vec is loaded on this connection; False if it cannot be.
-
-    Works on a bare connection (for callers that have no `Store`), without importing the
-    `sqlite_vec` Python module (which imports numpy).
-    """
-    try:
-        conn.execute("SELECT vec_version()").fetchone()
-        return True
-    except apsw.SQLError:
-        pass
-    path = vec_extension_path()
-    if path is None:
-        return False
-    try:
-        conn.enable_load_extension(True)
-        conn.load_extension(path)
-        return True
-    except apsw.Error:
-        return False
-    finally:
-        try:
-            conn.enable_load_extension(False)
-        except apsw.Error:
-            pass
-
-
-def table_exists(conn: apsw.Connection, name: str = VEC_TABLE) -> bool:
-    return conn.execute(
-        "SELECT 1 FROM sqlite_master WHERE name = ? AND type = 'table'", (name,)
-    ).fetchone() is not None
 
 
 def ensure_table(conn: apsw.Connection, dim: int) -> None:

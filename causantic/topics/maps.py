@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 import apsw
 
 from causantic.errors import UsageError
+from causantic.retrieval.hits import load_hits
 from causantic.retrieval.projects import resolve_project
 from causantic.retrieval.render import short_time
 from causantic.store import topics as topic_store
@@ -228,8 +229,6 @@ def _render_list(
 def _member_rows(
     conn: apsw.Connection, members: list[tuple[str, float, float | None]]
 ) -> list[TopicMember]:
-    from causantic.retrieval.search import load_hits  # not at import: hooks import this module
-
     probability = {cid: prob for cid, _, prob in members}
     return [TopicMember(h.chunk_id, h.session_id, h.project, h.agent_id, h.start_time,
                         h.end_time, h.score, probability[h.chunk_id], first_line(h.text))
