@@ -180,10 +180,11 @@ def test_schema_opens_and_embed_fails_cleanly_without_sqlite_vec(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ):
     import causantic.store.db as db_module
+    import causantic.store.vec0 as vec0_module  # ensure_vec lives there
 
     broken = str(tmp_path / "missing" / "vec0")
     monkeypatch.setattr(db_module, "vec_extension_path", lambda: broken)
-    monkeypatch.setattr(vec_store, "vec_extension_path", lambda: broken)
+    monkeypatch.setattr(vec0_module, "vec_extension_path", lambda: broken)
     db = _build(tmp_path / "novec", [SAMPLES], embed=False)
     with open_store(db) as store:
         assert not store.load_vec()
