@@ -1,7 +1,7 @@
 """`Chunk`: the stored unit of memory, as `chunking` makes it and `store.chunks` writes it.
 
-A leaf module so the store can take chunks without importing the chunker (layers: see
-`causantic/layers.py`).
+A leaf module so the store can take chunks without importing the chunker (layers: see the
+table in `tests/test_layers.py`).
 """
 
 from __future__ import annotations
