@@ -109,3 +109,29 @@ def test_reading_an_older_schema_upgrades_it_first(tmp_path: Path):
         ).fetchone()
         assert hit[0] == 1
     assert (tmp_path / "memory.db.bak-v1").exists()
+
+
+def test_opening_a_file_another_writer_is_migrating_waits_past_the_busy_timeout(tmp_path: Path):
+    """Two first ingests at once: one migrates the new file and goes straight on to a long
+    batch; the other, which saw the old schema, must wait for it, not fail after 5 s."""
+    import time
+
+    from causantic.store.db import BUSY_TIMEOUT_MS
+
+    db = tmp_path / "memory.db"
+    held = BUSY_TIMEOUT_MS / 1000 + 1.0
+    writer = subprocess.Popen(  # another process holds the write lock of a file at version 0
+        [PYTHON, "-c", "import apsw, sys, time\n"
+         "c = apsw.Connection(sys.argv[1]); c.execute('PRAGMA journal_mode = WAL')\n"
+         "c.execute('BEGIN IMMEDIATE'); print('locked', flush=True)\n"
+         "time.sleep(float(sys.argv[2])); c.execute('COMMIT')", str(db), str(held)],
+        stdout=subprocess.PIPE, text=True)
+    try:
+        assert writer.stdout is not None and writer.stdout.readline().strip() == "locked"
+        started = time.monotonic()
+        with open_store(db) as store:
+            version = schema_version(store.conn)
+        waited = time.monotonic() - started
+    finally:
+        writer.wait(timeout=60)
+    assert version == len(MIGRATIONS) and waited > BUSY_TIMEOUT_MS / 1000

@@ -141,6 +141,10 @@ def readonly_error(path: Path) -> CausanticError:
     return CausanticError(f"cannot open {path}: check that it exists and is readable")
 
 
+#: How long opening a file that needs migrating waits for another writer (see `_connect`).
+MIGRATE_WAIT_MS = 60_000
+
+
 def busy_error(path: Path, busy_ms: int = BUSY_TIMEOUT_MS) -> DatabaseBusy:
     return DatabaseBusy(
         f"{path.name} stayed locked for {busy_ms / 1000:g} s; "
@@ -178,9 +182,16 @@ def _connect(path: Path, readonly: bool, busy_ms: int = BUSY_TIMEOUT_MS) -> Stor
             if mode and str(mode[0]).lower() != "wal":
                 conn.execute("PRAGMA journal_mode = WAL")
             conn.execute("PRAGMA synchronous = NORMAL")
-            from causantic.store.schema import migrate
+            from causantic.store.schema import migrate, needs_migration
 
-            migrate(conn, path)
+            if needs_migration(conn):
+                # Another process may be migrating this very file and then go straight on
+                # to a long ingest batch; wait for it as an ingest batch would (a hook's
+                # short budget stays short).
+                if busy_ms >= BUSY_TIMEOUT_MS:
+                    conn.set_busy_timeout(MIGRATE_WAIT_MS)
+                migrate(conn, path)
+                conn.set_busy_timeout(busy_ms)
         else:
             from causantic.store.schema import check_version, needs_migration
 
