@@ -178,13 +178,11 @@ def _connect(path: Path, readonly: bool, busy_ms: int = BUSY_TIMEOUT_MS) -> Stor
         conn.transaction_mode = "IMMEDIATE"
         conn.execute("PRAGMA foreign_keys = ON")
         if not readonly:
-            mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()
-            if mode and str(mode[0]).lower() != "wal":
-                conn.execute("PRAGMA journal_mode = WAL")
+            _use_wal(conn, busy_ms)
             conn.execute("PRAGMA synchronous = NORMAL")
-            from causantic.store.schema import migrate, needs_migration
+            from causantic.store.schema import MIGRATIONS, migrate, schema_version
 
-            if needs_migration(conn):
+            if schema_version(conn) != len(MIGRATIONS):  # older: migrate; newer: refused
                 # Another process may be migrating this very file and then go straight on
                 # to a long ingest batch; wait for it as an ingest batch would (a hook's
                 # short budget stays short).
@@ -219,6 +217,25 @@ def _connect(path: Path, readonly: bool, busy_ms: int = BUSY_TIMEOUT_MS) -> Stor
         conn.close()
         raise
     return store
+
+
+def _use_wal(conn: apsw.Connection, busy_ms: int) -> None:
+    """Switch to WAL. Two processes creating the same new file at once: SQLite answers the
+    loser's journal-mode change with an immediate SQLITE_BUSY, without calling the busy
+    handler, so retry here for as long as the busy timeout would have waited."""
+    import time
+
+    deadline = time.monotonic() + busy_ms / 1000
+    while True:
+        try:
+            mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()
+            if mode and str(mode[0]).lower() != "wal":
+                conn.execute("PRAGMA journal_mode = WAL")
+            return
+        except apsw.BusyError:
+            if time.monotonic() >= deadline:
+                raise
+            time.sleep(0.01)
 
 
 def _connect_immutable(path: Path) -> Store:
