@@ -38,7 +38,6 @@ from causantic.store import sessions as session_store
 from causantic.store.db import Store
 
 DEFAULT_THRESHOLD = 0.6
-MIN_SESSION_PREFIX = 8  # listings show the first 8 characters of a session id
 PREVIEW = 5
 _BATCH = 500
 
@@ -152,20 +151,12 @@ def _with_memories(text: str, also: str, dry_run: bool) -> str:
 
 def _full_session_id(conn: apsw.Connection, prefix: str, project: str | None) -> str:
     """The stored session whose id is or starts with ``prefix`` (listings show 8 characters)."""
-    found = session_store.ids_with_prefix(conn, prefix, project)
-    if prefix in found:
-        return prefix
-    if len(prefix) < MIN_SESSION_PREFIX:
-        raise UsageError(f"forget: session {prefix!r} is too short; give at least "
-                         f"{MIN_SESSION_PREFIX} characters of its id")
-    if len(found) > 1:
-        raise UsageError(f"forget: session {prefix!r} matches several sessions "
-                         f"({', '.join(found[:3])}); give more of the id")
-    if not found:
+    found = session_store.resolve_prefix(conn, prefix, project)
+    if found is None:
         where = f" of project {project!r}" if project else ""
         raise UsageError(f"forget: no session{where} starts with {prefix!r}; "
                          "`causantic list-sessions` shows them")
-    return found[0]
+    return found
 
 
 def _select(

@@ -167,6 +167,24 @@ def test_session_start_imports_no_mcp_numpy_or_onnxruntime(shared_db: Path):
     assert proc.stderr.decode().strip().splitlines()[-1] == "HEAVY="
 
 
+def test_session_start_stays_off_dataclasses(shared_db: Path):
+    """`dataclasses` pulls in inspect, ast and dis (~6 ms of a ~40 ms hook): the records the
+    hook builds are `Record`s, and modules that define dataclasses are imported only where a
+    briefing needs them (a reconstruct's session prefix once imported store.sessions here)."""
+    code = (
+        "import sys\n"
+        "from causantic.cli import main\n"
+        f"rc = main(['--db', {str(shared_db)!r}, 'hook', 'session-start'])\n"
+        "sys.stdout.flush()\n"
+        "print('DATACLASSES=' + str('dataclasses' in sys.modules), file=sys.stderr)\n"
+        "sys.exit(rc)\n"
+    )
+    proc = subprocess.run([PYTHON, "-c", code], input=json.dumps({"cwd": SPOTTER_CWD}).encode(),
+                          capture_output=True, timeout=60)
+    context_of(proc, "SessionStart")
+    assert proc.stderr.decode().strip().splitlines()[-1] == "DATACLASSES=False"
+
+
 def test_session_start_loads_the_stored_state_without_compiling_patterns(shared_db: Path):
     """Ingest stored every state, so the briefing loads it as is: the patterns that compute a
     state (compiling them costs the hook ~4 ms) stay uncompiled on the hook path."""

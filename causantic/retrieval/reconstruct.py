@@ -33,10 +33,8 @@ from causantic.retrieval import render
 from causantic.retrieval.projects import resolve_project
 from causantic.retrieval.render import Hit, short_time
 from causantic.session_state import SessionState, load_state
-from causantic.store import sessions as session_store
 
 MODES = ("timeline", "briefing")
-MIN_PREFIX = 8
 _MIN_SHORTENED = 210  # do not show less than ~60 tokens of a chunk
 _TODO_MARKS = {"completed": "x", "in_progress": "~"}
 
@@ -225,18 +223,11 @@ def _select(
 
 def _resolve_session(conn: apsw.Connection, project: str, prefix: str) -> str | None:
     """The full id of the project's session starting with `prefix`, or None."""
-    prefix = prefix.strip()
-    if len(prefix) < MIN_PREFIX:
-        raise UsageError(
-            f"session {prefix!r} is too short; give at least {MIN_PREFIX} characters of its id"
-        )
-    rows = session_store.ids_with_prefix(conn, prefix, project)
-    if len(rows) > 1:
-        raise UsageError(
-            f"session prefix {prefix!r} matches several sessions ({', '.join(rows[:3])}); "
-            "give more of the id"
-        )
-    return rows[0] if rows else None
+    # Here, not at the top: store.sessions imports dataclasses (~6 ms), and the session-start
+    # hook's usual briefing names no session.
+    from causantic.store.sessions import resolve_prefix
+
+    return resolve_prefix(conn, prefix, project)
 
 
 def _unknown_session(project: str, prefix: str) -> str:

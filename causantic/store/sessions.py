@@ -6,6 +6,8 @@ from dataclasses import dataclass
 
 import apsw
 
+from causantic.errors import UsageError
+
 
 @dataclass(frozen=True)
 class SessionRow:
@@ -106,3 +108,27 @@ def ids_with_prefix(
         sql += " AND project = ?"
         args.append(project)
     return [r[0] for r in conn.execute(sql + " LIMIT ?", (*args, limit))]
+
+
+#: Listings show this many characters of a session id; a shorter prefix is refused.
+MIN_PREFIX = 8
+
+
+def resolve_prefix(conn: apsw.Connection, prefix: str, project: str | None = None) -> str | None:
+    """The stored session whose id is ``prefix`` or starts with it, or None when none does.
+
+    Raises UsageError for a prefix under MIN_PREFIX characters that is no whole id, or one
+    that several sessions start with.
+    """
+    prefix = prefix.strip()
+    found = ids_with_prefix(conn, prefix, project)
+    if prefix in found:
+        return prefix
+    if len(prefix) < MIN_PREFIX:
+        raise UsageError(
+            f"session {prefix!r} is too short; give at least {MIN_PREFIX} characters of its id"
+        )
+    if len(found) > 1:
+        raise UsageError(f"session prefix {prefix!r} matches several sessions "
+                         f"({', '.join(found[:3])}); give more of the id")
+    return found[0] if found else None
