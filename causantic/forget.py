@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import statistics
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 
 import apsw
@@ -36,6 +36,7 @@ from causantic.errors import UsageError
 from causantic.retrieval.projects import resolve_project
 from causantic.store import sessions as session_store
 from causantic.store.db import Store
+from causantic.timestamps import iso_utc
 
 DEFAULT_THRESHOLD = 0.6
 PREVIEW = 5
@@ -367,7 +368,4 @@ def _time(value: str | None, name: str) -> str | None:
             f"forget: {name} must be an ISO date or time such as 2026-01-31 or "
             f"2026-01-31T14:00Z, not {value!r}"
         ) from None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=UTC)
-    when = when.astimezone(UTC)
-    return when.strftime("%Y-%m-%dT%H:%M:%S.") + f"{when.microsecond // 1000:03d}Z"
+    return iso_utc(when)

@@ -27,6 +27,7 @@ import stat
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 
 import apsw
@@ -41,6 +42,7 @@ from causantic.store import files as file_table
 from causantic.store.chunks import delete_from, forgotten_keys, insert_chunks
 from causantic.store.db import Store
 from causantic.store.sessions import SessionRow, file_session_starts, get_session, upsert_session
+from causantic.timestamps import iso_utc
 from causantic.transcripts.discover import TranscriptFile, agents_with_files, discover
 from causantic.transcripts.project import checkout_for_cwd, project_for_cwd
 from causantic.transcripts.turns import ParsedFile, is_warmup, parse_transcript
@@ -259,16 +261,11 @@ def _read(
     if not warmup:  # a warm-up file stores nothing but its checkpoint
         # The one place transcript text enters: everything stored is derived from `parsed`.
         scrub_parsed(parsed, redact)
-        undated = _iso_utc(st.st_mtime)  # a stream without any timestamp: when it was written
+        undated = iso_utc(datetime.fromtimestamp(st.st_mtime, UTC))  # a stream without any timestamp: when it was written
         for turn in parsed.turns:
             chunks += chunk_turn(turn, redact, max_tokens, fallback_time=undated)
     parsed.turns = []  # the tool outputs they hold are no longer needed
     return _Read(tf, path, st, head, start, checkpoint, parsed, chunks, warmup, attempt)
-
-
-def _iso_utc(seconds: float) -> str:
-    """`2026-02-01T03:40:03.827Z`, the transcripts' own timestamp format."""
-    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds)) + f".{int(seconds % 1 * 1000):03d}Z"
 
 
 def _map(f, size: int) -> bytes | mmap.mmap:

@@ -34,7 +34,7 @@ LAYERS: dict[str, int] = {
     "transfer": APP, "forget": APP, "rescan": APP, "embedding": APP, "benchmark": APP,
     "store": STORE,
     "": LEAF, "errors": LEAF, "records": LEAF, "tokens": LEAF, "markers": LEAF,
-    "wording": LEAF, "progress": LEAF, "fsutil": LEAF, "config": LEAF, "redact": LEAF,
+    "wording": LEAF, "timestamps": LEAF, "progress": LEAF, "fsutil": LEAF, "config": LEAF, "redact": LEAF,
     "chunk": LEAF, "transcripts": LEAF, "embed": LEAF, "model": LEAF, "buildinfo": LEAF,
 }
 

@@ -19,6 +19,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from causantic.fsutil import atomic_write, file_lock, overwrite, private_dir
+from causantic.timestamps import iso_utc
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing on the hook path
 if TYPE_CHECKING:
@@ -41,8 +42,7 @@ def log_path(home: Path) -> Path:
 
 def now_iso(now: datetime | None = None) -> str:
     """UTC time as stored everywhere in causantic: `YYYY-MM-DDTHH:MM:SS.mmmZ`."""
-    now = now or datetime.now(UTC)
-    return now.strftime("%Y-%m-%dT%H:%M:%S.") + f"{now.microsecond // 1000:03d}Z"
+    return iso_utc(now or datetime.now(UTC))
 
 
 def read_status(home: Path) -> dict[str, dict[str, Any]]:

@@ -11,9 +11,9 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 from causantic.errors import UsageError
-from causantic.memory.observe import iso
 from causantic.store import memories as sql
 from causantic.store.db import Store
+from causantic.timestamps import iso_utc
 
 
 def prune(store: Store, *, ttl_days: float, max_importance: float = 4.0, dry_run: bool = True,
@@ -26,7 +26,7 @@ def prune(store: Store, *, ttl_days: float, max_importance: float = 4.0, dry_run
     """
     if ttl_days <= 0:
         raise UsageError(f"ttl must be a positive number of days, not {ttl_days:g}")
-    cutoff = iso((now or datetime.now(UTC)) - timedelta(days=ttl_days))
+    cutoff = iso_utc((now or datetime.now(UTC)) - timedelta(days=ttl_days))
     rows = [m for m in sql.select(store.conn, origins=("auto",), include_duplicates=True,
                                   order="created")
             if m.last_seen_at < cutoff and m.effective_importance < max_importance]

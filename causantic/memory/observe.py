@@ -33,6 +33,7 @@ from causantic.memory import DEFAULT_IMPORTANCE, MAX_TEXT, ORIGINS, TYPES
 from causantic.records import Record
 from causantic.store import memories as sql
 from causantic.store.db import Store
+from causantic.timestamps import iso_utc
 
 NEAR_COSINE = 0.90
 NEAR_DAYS = 7
@@ -109,12 +110,9 @@ def identifiers(text: str) -> frozenset[str]:
 
 
 def now_iso() -> str:
-    return iso(datetime.now(UTC))
+    return iso_utc(datetime.now(UTC))
 
 
-def iso(when: datetime) -> str:
-    when = when.astimezone(UTC)
-    return when.strftime("%Y-%m-%dT%H:%M:%S.") + f"{when.microsecond // 1000:03d}Z"
 
 
 def prepare(
@@ -261,7 +259,7 @@ def link_near_duplicates(conn: apsw.Connection, rowids: Sequence[int], model_id:
     new = sql.select(conn, rowids=list(rowids), order="created")
     linked = 0
     for m in new:
-        start = iso(_parse(m.created_at) - timedelta(days=near_days))
+        start = iso_utc(_parse(m.created_at) - timedelta(days=near_days))
         earlier = [e for e in sql.select(conn, project=m.project, include_global=False,
                                          created_after=start, order="created")
                    if e.id != m.id and (e.created_at, e.rowid) < (m.created_at, m.rowid)]

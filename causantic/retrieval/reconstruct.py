@@ -33,6 +33,7 @@ from causantic.retrieval import render
 from causantic.retrieval.projects import resolve_project
 from causantic.retrieval.render import Hit, short_time
 from causantic.session_state import SessionState, load_state
+from causantic.timestamps import iso_utc
 
 MODES = ("timeline", "briefing")
 _MIN_SHORTENED = 210  # do not show less than ~60 tokens of a chunk
@@ -201,7 +202,7 @@ def _select(
     if days_back is not None:
         if days_back < 1:
             raise UsageError("--days-back must be at least 1")
-        cutoff = _iso((now or datetime.now(UTC)) - timedelta(days=days_back))
+        cutoff = iso_utc((now or datetime.now(UTC)) - timedelta(days=days_back))
         since = max(since or cutoff, cutoff)
         words.append(f"last {days_back} days")
     sid = None
@@ -290,7 +291,7 @@ def _parse_time(value: str, flag: str, *, end_of_day: bool) -> str:
     try:
         if len(text) == 10:
             day = datetime.strptime(text, "%Y-%m-%d").replace(tzinfo=UTC)
-            return _iso(day + timedelta(days=1) if end_of_day else day)
+            return iso_utc(day + timedelta(days=1) if end_of_day else day)
         moment = datetime.fromisoformat(text.replace(" ", "T", 1))
     except ValueError:
         raise UsageError(
@@ -298,13 +299,9 @@ def _parse_time(value: str, flag: str, *, end_of_day: bool) -> str:
         ) from None
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
-    return _iso(moment)
+    return iso_utc(moment)
 
 
-def _iso(moment: datetime) -> str:
-    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.") + (
-        f"{moment.astimezone(UTC).microsecond // 1000:03d}Z"
-    )
 
 
 # -- timeline -------------------------------------------------------------------------------

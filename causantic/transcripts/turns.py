@@ -26,9 +26,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
+from causantic.timestamps import iso_utc
 from causantic.transcripts.hygiene import clean, is_own_tool, strip_terminal
 from causantic.transcripts.jsonl import ReadStats, iter_records, too_deep
 
@@ -588,9 +589,7 @@ def _timestamp(value: Any) -> str | None:
         dt = datetime.fromisoformat(value.replace("Z", "+00:00"))
     except ValueError:
         return None
-    if dt.tzinfo is None:
-        dt = dt.replace(tzinfo=UTC)
-    return dt.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.") + f"{dt.microsecond // 1000:03d}Z"
+    return iso_utc(dt)
 
 
 def file_agents(agent_ids: set[str] | frozenset[str]) -> frozenset[str]:

@@ -28,6 +28,7 @@ from causantic.linking import link_session
 from causantic.store.chunks import forgotten_keys, insert_chunks
 from causantic.store.db import Store
 from causantic.store.sessions import SessionRow, upsert_session
+from causantic.timestamps import iso_utc
 from causantic.tokens import approx_tokens
 
 
@@ -95,8 +96,7 @@ def iso_from_epoch(value: object, fallback: object = None) -> str | None:
     """Milliseconds (or seconds) since the epoch, or an ISO string, as causantic's UTC ISO."""
     if isinstance(value, int | float) and value > 0:
         seconds = value / 1000 if value > 1e11 else float(value)
-        when = datetime.fromtimestamp(seconds, UTC)
-        return when.strftime("%Y-%m-%dT%H:%M:%S.") + f"{when.microsecond // 1000:03d}Z"
+        return iso_utc(datetime.fromtimestamp(seconds, UTC))
     if isinstance(fallback, str) and fallback:
         try:
             when = datetime.fromisoformat(fallback.replace("Z", "+00:00"))
