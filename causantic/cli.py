@@ -459,11 +459,12 @@ def _project_here(args: argparse.Namespace, conn) -> None:  # type: ignore[no-un
 
     from causantic.retrieval.browse import list_projects
     from causantic.retrieval.projects import project_at
+    from causantic.store.projects import has_chunks
 
     args.project = project_at(conn, os.getcwd())
-    known = [p.name for p in list_projects(conn)]
-    if args.project in known:
+    if has_chunks(conn, args.project):  # an index probe; the listing below reads every chunk
         return
+    known = [p.name for p in list_projects(conn)]
     if not known:
         raise CausanticError("no memory yet: run `causantic ingest` first")
     raise UsageError(

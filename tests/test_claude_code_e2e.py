@@ -186,6 +186,24 @@ def private_env(root: Path, cache: Path) -> dict[str, str]:
     return env
 
 
+def _fake_api_and_history(w: World, root: Path) -> subprocess.Popen[bytes]:
+    """Start the fake Anthropic API for `w` (its address in w.env) and ingest the history
+    sessions into w's Claude Code projects folder; the caller stops the API."""
+    fake = subprocess.Popen([sys.executable, str(FAKE_API), "--log", str(w.logs / "api.jsonl"),
+                             "--port-file", str(w.logs / "port"), "--lifetime", "900"],
+                            stderr=subprocess.DEVNULL)
+    try:
+        w.wait("the fake API", lambda: (w.logs / "port").exists())
+        w.env["ANTHROPIC_BASE_URL"] = f"http://127.0.0.1:{(w.logs / 'port').read_text()}"
+        for name in HISTORY:
+            copy_session(SHARED_TRANSCRIPTS / name, root / "home" / ".claude" / "projects")
+        w.cli("ingest")
+    except BaseException:
+        fake.kill()
+        raise
+    return fake
+
+
 @pytest.fixture(scope="module", params=VERSIONS)
 def world(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
     version = request.param
@@ -198,15 +216,8 @@ def world(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFacto
     w = World(version, root, private_env(root, cache), causantic_command())
     for sub in ("home/.claude/projects", "home/.causantic", "logs", "work"):
         (root / sub).mkdir(parents=True, mode=0o700)
-    fake = subprocess.Popen([sys.executable, str(FAKE_API), "--log", str(w.logs / "api.jsonl"),
-                             "--port-file", str(w.logs / "port"), "--lifetime", "900"],
-                            stderr=subprocess.DEVNULL)
+    fake = _fake_api_and_history(w, root)
     try:
-        w.wait("the fake API", lambda: (w.logs / "port").exists())
-        w.env["ANTHROPIC_BASE_URL"] = f"http://127.0.0.1:{(w.logs / 'port').read_text()}"
-        for name in HISTORY:
-            copy_session(SHARED_TRANSCRIPTS / name, root / "home" / ".claude" / "projects")
-        w.cli("ingest")
         (root / "home" / ".causantic" / "config.toml").write_text(
             "[hooks]\nuser_prompt_submit = true\n")
         (root / "home" / ".claude" / "settings.json").write_text('{"cleanupPeriodDays": 90}')
@@ -428,15 +439,8 @@ def plugin_world(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPa
     shutil.copy(REPO / ".claude-plugin" / "marketplace.json", market / ".claude-plugin")
     shutil.copytree(REPO / "plugin", market / "plugin", ignore=shutil.ignore_patterns("*.pyz"))
     shutil.copy(command[-1], market / "plugin" / "bin" / "causantic.pyz")
-    fake = subprocess.Popen([sys.executable, str(FAKE_API), "--log", str(w.logs / "api.jsonl"),
-                             "--port-file", str(w.logs / "port"), "--lifetime", "900"],
-                            stderr=subprocess.DEVNULL)
+    fake = _fake_api_and_history(w, root)
     try:
-        w.wait("the fake API", lambda: (w.logs / "port").exists())
-        w.env["ANTHROPIC_BASE_URL"] = f"http://127.0.0.1:{(w.logs / 'port').read_text()}"
-        for name in HISTORY:
-            copy_session(SHARED_TRANSCRIPTS / name, root / "home" / ".claude" / "projects")
-        w.cli("ingest")
         for args in (["marketplace", "add", str(market)], ["install", "causantic@causantic"]):
             proc = subprocess.run([claude, "plugin", *args], cwd=root / "work", env=w.env,
                                   capture_output=True, text=True, timeout=120)
