@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import apsw
 
+from causantic.store import sql
 from causantic.store.db import vec_extension_path
 
 VEC_TABLE = "chunk_vectors"
@@ -43,6 +44,5 @@ def ensure_vec(conn: apsw.Connection) -> bool:
 
 
 def table_exists(conn: apsw.Connection, name: str = VEC_TABLE) -> bool:
-    return conn.execute(
-        "SELECT 1 FROM sqlite_master WHERE name = ? AND type = 'table'", (name,)
-    ).fetchone() is not None
+    """Whether the vec0 table (or another table `name`) exists."""
+    return sql.table_exists(conn, name)
