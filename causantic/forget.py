@@ -34,13 +34,14 @@ import apsw
 
 from causantic.errors import UsageError
 from causantic.retrieval.projects import resolve_project
+from causantic.store import chunks as chunk_store
+from causantic.store import forgotten as tombstones
 from causantic.store import sessions as session_store
 from causantic.store.db import Store
 from causantic.timestamps import iso_utc
 
 DEFAULT_THRESHOLD = 0.6
 PREVIEW = 5
-_BATCH = 500
 
 
 @dataclass(frozen=True)
@@ -167,15 +168,7 @@ def _select(
     after: str | None,
     before: str | None,
 ) -> list[Match]:
-    sql = "SELECT rowid, id, session_id, project, start_time, text FROM chunks WHERE 1"
-    args: list[object] = []
-    for clause, value in (("project = ?", project), ("session_id = ?", session_id),
-                          ("start_time >= ?", after), ("start_time < ?", before)):
-        if value:
-            sql += f" AND {clause}"
-            args.append(value)
-    sql += " ORDER BY start_time, rowid"
-    return [Match(*row) for row in conn.execute(sql, args)]
+    return [Match(*row) for row in chunk_store.select_chunks(conn, project, session_id, after, before)]
 
 
 def _by_query(
@@ -242,24 +235,12 @@ def _delete(conn: apsw.Connection, matches: list[Match], whole_sessions: list[st
     rowids = [m.rowid for m in matches]
     with conn:
         vectors.drop_chunk_vectors(conn, rowids)
-        for i in range(0, len(rowids), _BATCH):
-            batch = rowids[i : i + _BATCH]
-            marks = ",".join("?" * len(batch))
-            conn.execute(f"DELETE FROM chunks WHERE rowid IN ({marks})", batch)
+        chunk_store.delete_rowids(conn, rowids)
         if whole_sessions:
-            conn.executemany(
-                "INSERT OR IGNORE INTO forgotten(scope, key, reason) VALUES ('session', ?, ?)",
-                [(s, reason) for s in whole_sessions],
-            )
-            for i in range(0, len(whole_sessions), _BATCH):
-                ids = whole_sessions[i : i + _BATCH]
-                marks = ",".join("?" * len(ids))
-                conn.execute(f"DELETE FROM sessions WHERE id IN ({marks})", ids)
+            tombstones.add_tombstones(conn, "session", [(s, reason) for s in whole_sessions])
+            session_store.delete_sessions(conn, whole_sessions)
         else:
-            conn.executemany(
-                "INSERT OR IGNORE INTO forgotten(scope, key, reason) VALUES ('chunk', ?, ?)",
-                [(m.chunk_id, reason) for m in matches],
-            )
+            tombstones.add_tombstones(conn, "chunk", [(m.chunk_id, reason) for m in matches])
         from causantic.memory.observe import forget_auto_for_chunks
 
         forget_auto_for_chunks(conn, [m.chunk_id for m in matches])  # their text came from these

@@ -40,6 +40,7 @@ from collections.abc import Iterable
 import apsw
 
 from causantic.records import Record
+from causantic.store import projects
 from causantic.store import session_state as table
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing on the hook path
@@ -260,19 +261,11 @@ class _Events:
 
 def compute_state(conn: apsw.Connection, session_id: str) -> SessionState | None:
     """The state of one session from its stored chunks; None when it has no chunks."""
-    rows = conn.execute(
-        "SELECT id, agent_id, kind, start_time, end_time, meta, text FROM chunks"
-        " WHERE session_id = ? ORDER BY start_time, agent_id != '', agent_id, offset, part",
-        (session_id,),
-    ).fetchall()
+    rows = table.state_chunks(conn, session_id)
     if not rows:
         return None
-    info = conn.execute(
-        "SELECT project, git_branch, title, cwd FROM sessions WHERE id = ?", (session_id,)
-    ).fetchone()
-    project = info[0] if info else conn.execute(
-        "SELECT project FROM chunks WHERE session_id = ? LIMIT 1", (session_id,)
-    ).fetchone()[0]
+    info = table.session_info(conn, session_id)
+    project = info[0] if info else projects.chunk_project(conn, session_id)
     files: dict[str, None] = {}
     edited: dict[str, None] = {}
     commands: list[str] = []
@@ -550,9 +543,7 @@ def load_state(conn: apsw.Connection, session_id: str) -> SessionState | None:
     """The session's state: the stored row when it matches the chunks, else computed now."""
     stored = table.get_state(conn, session_id)
     if stored is not None:
-        chunks, end = conn.execute(
-            "SELECT count(*), max(end_time) FROM chunks WHERE session_id = ?", (session_id,)
-        ).fetchone()
+        chunks, end = table.chunk_span(conn, session_id)
         if stored.chunks == chunks and stored.end_time == end:
             try:
                 return SessionState.from_dict(json.loads(stored.state))

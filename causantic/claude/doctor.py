@@ -80,8 +80,9 @@ def run_doctor(settings: Settings, now: float | None = None) -> Report:
 
 def _database(settings: Settings) -> list[Check]:
     from causantic.errors import CausanticError
+    from causantic.store import chunks as chunk_store
     from causantic.store import open_store
-    from causantic.store.schema import MIGRATIONS
+    from causantic.store.schema import MIGRATIONS, quick_check, schema_version
 
     path = settings.db_path
     if not path.exists():
@@ -90,9 +91,9 @@ def _database(settings: Settings) -> list[Check]:
     try:
         with open_store(path, readonly=True) as store:
             conn = store.conn
-            result = [r[0] for r in conn.execute("PRAGMA quick_check")]
-            version = int(conn.execute("PRAGMA user_version").fetchone()[0])
-            chunks = int(conn.execute("SELECT count(*) FROM chunks").fetchone()[0])
+            result = quick_check(conn)
+            version = schema_version(conn)
+            chunks = chunk_store.count(conn)
             redaction = _redaction(conn)
     except CausanticError as exc:  # names the file and says what to do: advice first
         return [Check("database", "problem", _one_line(exc))]
@@ -152,14 +153,14 @@ def _model(settings: Settings) -> Check:
 def _vectors(settings: Settings) -> Check:
     import apsw
 
-    from causantic.store.vectors import ensure_vec
+    from causantic.store.vec0 import ensure_vec, vec_version
 
     conn = apsw.Connection(":memory:")
     try:
         if not ensure_vec(conn):
             return Check("vectors", "problem",
                          "sqlite-vec is missing or does not load: search is keyword-only")
-        version = conn.execute("SELECT vec_version()").fetchone()[0]
+        version = vec_version(conn)
     finally:
         conn.close()
     return Check("vectors", "ok", f"sqlite-vec {version} loads")
@@ -292,10 +293,11 @@ def _ingested_sizes(settings: Settings) -> dict[str, int]:
     if not settings.db_path.exists():
         return {}
     from causantic.store import open_store
+    from causantic.store.files import ingested_sizes
 
     try:
         with open_store(settings.db_path, readonly=True) as store:
-            return dict(store.conn.execute("SELECT path, size FROM files"))
+            return ingested_sizes(store.conn)
     except Exception:  # noqa: BLE001 - the database check reports it
         return {}
 

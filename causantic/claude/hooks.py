@@ -236,16 +236,17 @@ def _briefing(settings: Settings, cwd: str, session_id: str, max_chars: int,
     from causantic.retrieval.projects import project_at
     from causantic.retrieval.reconstruct import briefing
     from causantic.store import open_store
+    from causantic.store import projects as project_store  # loaded already by project_at
 
     with open_store(settings.db_path, readonly=True) as store:
         conn = store.conn
         project = project_at(conn, cwd)
         if current:
-            row = conn.execute("SELECT project FROM sessions WHERE id = ?", (session_id,)).fetchone()
-            if row is None:
+            filed_under = project_store.session_project(conn, session_id)
+            if filed_under is None:
                 return project, ""
-            project = row[0]
-        if conn.execute("SELECT 1 FROM chunks WHERE project = ? LIMIT 1", (project,)).fetchone() is None:
+            project = filed_under
+        if not project_store.has_chunks(conn, project):
             from causantic.memory.briefing import briefing_block  # remembered before any session
 
             memories = briefing_block(conn, project, max_chars - len(MORE))
@@ -273,12 +274,9 @@ def _briefing(settings: Settings, cwd: str, session_id: str, max_chars: int,
 
 
 def _has_topics(conn: Any) -> bool:
-    import apsw
+    from causantic.store.topic_members import any_members
 
-    try:
-        return conn.execute("SELECT 1 FROM topic_members LIMIT 1").fetchone() is not None
-    except apsw.SQLError:  # a database from before topics existed
-        return False
+    return any_members(conn)
 
 
 def _ingest_current(settings: Settings, transcript: str, session_id: str) -> None:
@@ -603,10 +601,10 @@ def _embed_pending(settings: Settings) -> int | str:
 
 def _project_of(settings: Settings, session_id: str) -> str | None:
     from causantic.store import open_store
+    from causantic.store.projects import session_project
 
     with open_store(settings.db_path, readonly=True) as store:
-        row = store.conn.execute("SELECT project FROM sessions WHERE id = ?", (session_id,)).fetchone()
-    return row[0] if row else None
+        return session_project(store.conn, session_id)
 
 
 def post_tool_use(payload: dict[str, Any], settings: Settings) -> HookResult:

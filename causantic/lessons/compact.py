@@ -146,6 +146,7 @@ def restore_block(conn: object, session_id: str, transcript: str, max_chars: int
     """The block for a `compact` session start: this session's stored state minus what the
     newest summary (from the transcript, else the newest stored summary chunk) mentions."""
     from causantic.session_state import load_state
+    from causantic.store.session_state import latest_summary
 
     if not session_id:
         return ""
@@ -154,8 +155,5 @@ def restore_block(conn: object, session_id: str, transcript: str, max_chars: int
         return ""
     summary = read_summary(transcript) if transcript else ""
     if not summary:
-        row = conn.execute(  # type: ignore[attr-defined]
-            "SELECT text FROM chunks WHERE session_id = ? AND kind = 'summary'"
-            " ORDER BY start_time DESC LIMIT 1", (session_id,)).fetchone()
-        summary = row[0] if row else ""
+        summary = latest_summary(conn, session_id)  # type: ignore[arg-type]
     return render(dropped(state, summary), max_chars)

@@ -25,6 +25,7 @@ from causantic import session_state as st
 from causantic.lessons.signature import Signature, digest, error_line
 from causantic.store import lessons as table
 from causantic.store.lessons import LessonRow
+from causantic.store.projects import chunk_project
 
 _MAX_ATTEMPTS = 5
 _MAX_FILES = 6
@@ -45,11 +46,7 @@ class _Event:
 
 def session_events(conn: apsw.Connection, session_id: str) -> list[_Event]:
     """Tool results (with the call they answer) and assistant texts of a session, in order."""
-    rows = conn.execute(
-        "SELECT id, agent_id, start_time, text FROM chunks WHERE session_id = ?"
-        " ORDER BY start_time, agent_id != '', agent_id, offset, part",
-        (session_id,),
-    ).fetchall()
+    rows = table.event_chunks(conn, session_id)
     events: list[_Event] = []
     pending: dict[str, deque[str]] = {}
     index = 0
@@ -73,12 +70,10 @@ def session_events(conn: apsw.Connection, session_id: str) -> list[_Event]:
 
 def compute_lessons(conn: apsw.Connection, session_id: str) -> list[LessonRow]:
     """The lessons of one session (see the module docstring); [] when it has no chunks."""
-    info = conn.execute(
-        "SELECT project FROM chunks WHERE session_id = ? LIMIT 1", (session_id,)
-    ).fetchone()
-    if info is None:
+    project = chunk_project(conn, session_id)
+    if project is None:
         return []
-    return lessons_from_events(session_id, info[0], session_events(conn, session_id))
+    return lessons_from_events(session_id, project, session_events(conn, session_id))
 
 
 def lessons_from_events(session_id: str, project: str, events: list[_Event]) -> list[LessonRow]:
@@ -232,7 +227,6 @@ def refresh(conn: apsw.Connection, session_ids: set[str] | list[str]) -> int:
 def rebuild_all(conn: apsw.Connection) -> int:
     """Recompute every session's lessons (one transaction); the number of lessons."""
     with conn:
-        sessions = [r[0] for r in conn.execute("SELECT DISTINCT session_id FROM chunks")]
-        conn.execute("DELETE FROM lessons WHERE session_id NOT IN"
-                     " (SELECT DISTINCT session_id FROM chunks)")
+        sessions = table.sessions_with_chunks(conn)
+        table.delete_orphans(conn)
         return refresh(conn, sessions)

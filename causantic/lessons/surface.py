@@ -160,17 +160,13 @@ def _already_shown(conn: apsw.Connection, session_id: str) -> set[str]:
     """Message hashes of the lessons already offered in this session (from the ledger)."""
     if not session_id:
         return set()
-    ids: set[str] = set()
-    for (raw,) in conn.execute(
-        "SELECT lesson_ids FROM injections WHERE session_id = ? AND lesson_ids != '[]'",
-        (session_id,),
-    ):
-        ids.update(json.loads(raw))
+    from causantic.store import lessons as table
+    from causantic.store.ledger import lesson_ids_shown
+
+    ids = lesson_ids_shown(conn, session_id)
     if not ids:
         return set()
-    marks = ",".join("?" * len(ids))
-    return {r[0] for r in conn.execute(f"SELECT msg_hash FROM lessons WHERE id IN ({marks})",
-                                       tuple(ids))}
+    return table.msg_hashes(conn, ids)
 
 
 def render(row: LessonRow, max_chars: int = MAX_CHARS, listing: bool = False) -> str:

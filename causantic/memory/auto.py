@@ -112,9 +112,8 @@ def scan(conn: apsw.Connection, redact: Redact | None = None, limit_sessions: in
     the watermark. Safe to run concurrently and repeatedly (content-hash ids).
     """
     start = int(sql.get_mark(conn, SCAN_MARK) or 0)
-    top = conn.execute("SELECT coalesce(max(rowid), 0) FROM chunks").fetchone()[0]
-    sessions = [r[0] for r in conn.execute(
-        "SELECT DISTINCT session_id FROM chunks WHERE rowid > ? AND agent_id = ''", (start,))]
+    top = sql.chunk_rowid_top(conn)
+    sessions = sql.sessions_after(conn, start)
     if limit_sessions is not None:
         sessions = sessions[:limit_sessions]
     counts: dict[str, int] = {}
@@ -133,11 +132,9 @@ def scan(conn: apsw.Connection, redact: Redact | None = None, limit_sessions: in
 
 
 def _session(conn: apsw.Connection, session_id: str) -> tuple[str, list[_Chunk]]:
-    rows = conn.execute(
-        "SELECT id, start_time, text, project FROM chunks WHERE session_id = ? AND agent_id = ''"
-        " ORDER BY offset, part", (session_id,)).fetchall()
-    project = rows[0][3] if rows else ""
-    return project, [_Chunk(r[0], r[1], r[2]) for r in rows]
+    rows = sql.main_chunks(conn, session_id)
+    project = rows[0].project if rows else ""
+    return project, [_Chunk(r.id, r.start_time, r.text) for r in rows]
 
 
 def _write(conn: apsw.Connection, f: Found, project: str, redact: Redact | None) -> str:

@@ -164,10 +164,9 @@ def resolve_chunk(conn: apsw.Connection, ref: str) -> str:
     if sql.existing_chunks(conn, [ref]):
         return ref
     if len(ref) >= 8 and re.fullmatch(r"[0-9a-f]+", ref):
-        rows = conn.execute("SELECT id FROM chunks WHERE id >= ? AND id < ? LIMIT 2",
-                            (ref, ref + "g")).fetchall()
-        if len(rows) == 1:
-            return rows[0][0]
+        found = sql.chunk_ids_from(conn, ref)
+        if len(found) == 1:
+            return found[0]
     raise UsageError(f"cannot cite chunk {ref!r}: no such chunk in memory (chunk ids come "
                      "from `causantic search --json`)")
 

@@ -127,10 +127,7 @@ def retrieve(
 
 def has_memories(conn: apsw.Connection) -> bool:
     """Whether any memory is stored (False for a file from before the memories migration)."""
-    try:
-        return conn.execute("SELECT 1 FROM memories LIMIT 1").fetchone() is not None
-    except apsw.SQLError:  # a database opened before the migration (read-only elsewhere)
-        return False
+    return sql.has_any(conn)
 
 
 def cosines(conn: apsw.Connection, query: str, project: str | None,
@@ -138,8 +135,7 @@ def cosines(conn: apsw.Connection, query: str, project: str | None,
     """Memory rowid -> cosine with the query; {} when there are no vectors or no model."""
     from causantic.model import MODEL_ID
 
-    if conn.execute("SELECT 1 FROM memory_vectors WHERE model_id = ? LIMIT 1",
-                    (MODEL_ID,)).fetchone() is None:
+    if not sql.has_vectors(conn, MODEL_ID):
         return {}
     from causantic.retrieval.vector import VectorsUnavailable, query_vector
 

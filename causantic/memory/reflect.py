@@ -97,6 +97,8 @@ def _topic_groups(conn, cites: dict[str, list[str]]) -> list[tuple[str, set[str]
     """(topic name, memory ids) for memories whose cited chunks belong to topics."""
     import apsw
 
+    from causantic.store.topic_members import topic_names_of
+
     chunk_to_memory: dict[str, list[str]] = defaultdict(list)
     for mid, chunk_ids in cites.items():
         for c in chunk_ids:
@@ -105,14 +107,8 @@ def _topic_groups(conn, cites: dict[str, list[str]]) -> list[tuple[str, set[str]
         return []
     try:
         out: dict[str, set[str]] = defaultdict(set)
-        ids = list(chunk_to_memory)
-        for i in range(0, len(ids), 500):
-            batch = ids[i : i + 500]
-            marks = ",".join("?" * len(batch))
-            for cid, name in conn.execute(
-                "SELECT c.id, t.name FROM chunks c JOIN topic_members tm ON tm.chunk_rowid ="
-                f" c.rowid JOIN topics t ON t.id = tm.topic_id WHERE c.id IN ({marks})", batch):
-                out[name].update(chunk_to_memory[cid])
+        for cid, name in topic_names_of(conn, list(chunk_to_memory)):
+            out[name].update(chunk_to_memory[cid])
     except apsw.SQLError:
         return []
     return sorted(out.items(), key=lambda kv: -len(kv[1]))[:6]

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import apsw
 
 from causantic.chunk import Chunk
+from causantic.store.sql import execute_in
 
 
 @dataclass(frozen=True)
@@ -88,6 +90,48 @@ def delete_from(conn: apsw.Connection, file_id: int, offset: int) -> int:
         drop_chunk_vectors(conn, rowids)
         conn.execute("DELETE FROM chunks WHERE file_id = ? AND offset >= ?", (file_id, offset))
     return len(rowids)
+
+
+class SelectedChunk(NamedTuple):
+    """A chunk picked by `select_chunks` (what `forget` previews and deletes)."""
+
+    rowid: int
+    id: str
+    session_id: str
+    project: str
+    start_time: str
+    text: str
+
+
+def select_chunks(
+    conn: apsw.Connection,
+    project: str | None = None,
+    session_id: str | None = None,
+    after: str | None = None,
+    before: str | None = None,
+) -> list[SelectedChunk]:
+    """The chunks meeting every given criterion (start time at or after `after`, before
+    `before`), oldest first; with no criterion, every chunk."""
+    sql = "SELECT rowid, id, session_id, project, start_time, text FROM chunks WHERE 1"
+    args: list[object] = []
+    for clause, value in (("project = ?", project), ("session_id = ?", session_id),
+                          ("start_time >= ?", after), ("start_time < ?", before)):
+        if value:
+            sql += f" AND {clause}"
+            args.append(value)
+    sql += " ORDER BY start_time, rowid"
+    return [SelectedChunk(*row) for row in conn.execute(sql, args)]
+
+
+def count(conn: apsw.Connection) -> int:
+    """How many chunks are stored."""
+    return int(conn.execute("SELECT count(*) FROM chunks").fetchone()[0])
+
+
+def delete_rowids(conn: apsw.Connection, rowids: Sequence[int]) -> None:
+    """Delete these chunks (FTS entries, edges, memberships and states go by trigger or
+    cascade; drop their vectors first, in the same transaction)."""
+    execute_in(conn, "DELETE FROM chunks WHERE rowid IN ({marks})", rowids)
 
 
 def session_chunks(conn: apsw.Connection, session_id: str) -> list[StreamChunk]:

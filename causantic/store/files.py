@@ -28,6 +28,11 @@ class Checkpoint:
         return (self.dev, self.ino, self.size, self.mtime_ns) == (dev, ino, size, mtime_ns)
 
 
+def ingested_sizes(conn: apsw.Connection) -> dict[str, int]:
+    """Every transcript file read so far -> its size when last read."""
+    return dict(conn.execute("SELECT path, size FROM files"))
+
+
 def get_checkpoint(conn: apsw.Connection, path: str) -> Checkpoint | None:
     row = conn.execute(
         "SELECT id, path, dev, ino, size, mtime_ns, head_hash, complete_offset, resume_offset,"

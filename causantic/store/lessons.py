@@ -7,9 +7,13 @@ hook (`find_by_message`) are one indexed query.
 
 from __future__ import annotations
 
+from collections import namedtuple
+from collections.abc import Iterable
+
 import apsw
 
 from causantic.records import Record
+from causantic.store.sql import select_in
 
 COLUMNS = (
     "id", "session_id", "project", "time", "tool", "program", "error_class", "signature",
@@ -51,6 +55,37 @@ def replace_session(conn: apsw.Connection, session_id: str, rows: list[LessonRow
 
 def delete_session(conn: apsw.Connection, session_id: str) -> None:
     conn.execute("DELETE FROM lessons WHERE session_id = ?", (session_id,))
+
+
+# A named tuple, not a dataclass: the PostToolUse hook may derive lessons (hook path).
+EventChunk = namedtuple("EventChunk", ["id", "agent_id", "start_time", "text"])
+EventChunk.__doc__ = "One chunk of a session, as its tool results and texts are read from it."
+
+
+def event_chunks(conn: apsw.Connection, session_id: str) -> list[EventChunk]:
+    """Every chunk of the session in reading order (as `causantic.session_state` reads them)."""
+    return [EventChunk(*r) for r in conn.execute(
+        "SELECT id, agent_id, start_time, text FROM chunks WHERE session_id = ?"
+        " ORDER BY start_time, agent_id != '', agent_id, offset, part",
+        (session_id,),
+    )]
+
+
+def sessions_with_chunks(conn: apsw.Connection) -> list[str]:
+    """Every session id that has stored chunks."""
+    return [r[0] for r in conn.execute("SELECT DISTINCT session_id FROM chunks")]
+
+
+def delete_orphans(conn: apsw.Connection) -> None:
+    """Delete the lessons of sessions that no longer have chunks (forgotten ones)."""
+    conn.execute("DELETE FROM lessons WHERE session_id NOT IN"
+                 " (SELECT DISTINCT session_id FROM chunks)")
+
+
+def msg_hashes(conn: apsw.Connection, lesson_ids: Iterable[str]) -> set[str]:
+    """The message hashes of these lessons (unknown ids are skipped)."""
+    return {r[0] for r in select_in(conn, "SELECT msg_hash FROM lessons WHERE id IN ({marks})",
+                                    lesson_ids)}
 
 
 def list_lessons(

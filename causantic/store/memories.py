@@ -361,6 +361,54 @@ def previous_chunk_text(conn: apsw.Connection, chunk_id: str) -> str:
     return row[0] if row else ""
 
 
+def chunk_rowid_top(conn: apsw.Connection) -> int:
+    """The highest chunk rowid stored (0 for none): where the next scan starts."""
+    return int(conn.execute("SELECT coalesce(max(rowid), 0) FROM chunks").fetchone()[0])
+
+
+def sessions_after(conn: apsw.Connection, rowid: int) -> list[str]:
+    """Sessions with main-conversation chunks added after a chunk rowid."""
+    return [r[0] for r in conn.execute(
+        "SELECT DISTINCT session_id FROM chunks WHERE rowid > ? AND agent_id = ''", (rowid,))]
+
+
+class MainChunk(Record):
+    """A main-conversation chunk of a session, as the automatic observation reads it."""
+
+    __slots__ = ("id", "start_time", "text", "project")
+
+    def __init__(self, id: str, start_time: str, text: str, project: str) -> None:
+        self._init(id=id, start_time=start_time, text=text, project=project)
+
+
+def main_chunks(conn: apsw.Connection, session_id: str) -> list[MainChunk]:
+    """The session's main-conversation chunks (no sub-agents), in file order."""
+    return [MainChunk(*r) for r in conn.execute(
+        "SELECT id, start_time, text, project FROM chunks WHERE session_id = ? AND agent_id = ''"
+        " ORDER BY offset, part", (session_id,))]
+
+
+def chunk_ids_from(conn: apsw.Connection, prefix: str) -> list[str]:
+    """Up to two chunk ids starting with a hex `prefix` (an index range, not LIKE): enough to
+    tell whether the prefix is unique."""
+    return [r[0] for r in conn.execute("SELECT id FROM chunks WHERE id >= ? AND id < ? LIMIT 2",
+                                       (prefix, prefix + "g"))]
+
+
+def has_any(conn: apsw.Connection) -> bool:
+    """Whether any memory is stored (False for a file from before the memories migration)."""
+    try:
+        return conn.execute("SELECT 1 FROM memories LIMIT 1").fetchone() is not None
+    except apsw.SQLError:  # a database opened before the migration (read-only elsewhere)
+        return False
+
+
+def has_vectors(conn: apsw.Connection, model_id: str) -> bool:
+    """Whether any memory has a vector of this model."""
+    return conn.execute("SELECT 1 FROM memory_vectors WHERE model_id = ? LIMIT 1",
+                        (model_id,)).fetchone() is not None
+
+
 def session_starts(conn: apsw.Connection, project: str | None) -> list[str]:
     """Start times of the project's sessions (all sessions without a project), sorted."""
     if project:

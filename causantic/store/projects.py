@@ -16,6 +16,20 @@ def has_chunks(conn: apsw.Connection, project: str) -> bool:
     return conn.execute("SELECT 1 FROM chunks WHERE project = ? LIMIT 1", (project,)).fetchone() is not None
 
 
+def session_project(conn: apsw.Connection, session_id: str) -> str | None:
+    """The project the sessions table files `session_id` under; None when it holds no such row."""
+    row = conn.execute("SELECT project FROM sessions WHERE id = ?", (session_id,)).fetchone()
+    return row[0] if row else None
+
+
+def chunk_project(conn: apsw.Connection, session_id: str) -> str | None:
+    """The project of one of the session's stored chunks; None when it has none."""
+    row = conn.execute(
+        "SELECT project FROM chunks WHERE session_id = ? LIMIT 1", (session_id,)
+    ).fetchone()
+    return row[0] if row else None
+
+
 def project_dirs(conn: apsw.Connection) -> list[ProjectDir]:
     """The distinct folders of sessions whose project holds chunks: its path, cwd, checkout."""
     # DISTINCT before EXISTS: with both in one query SQLite 3.54 plans the EXISTS as a join

@@ -133,6 +133,11 @@ def schema_version(conn: apsw.Connection) -> int:
     return int(conn.execute("PRAGMA user_version").fetchone()[0])
 
 
+def quick_check(conn: apsw.Connection) -> list[str]:
+    """`PRAGMA quick_check`'s lines: ["ok"] for a sound file, else the problems found."""
+    return [r[0] for r in conn.execute("PRAGMA quick_check")]
+
+
 def needs_migration(conn: apsw.Connection) -> bool:
     return schema_version(conn) < len(MIGRATIONS)
 

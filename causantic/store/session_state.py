@@ -6,9 +6,20 @@ with the chunk count and end time it was computed from, so readers can tell a st
 
 from __future__ import annotations
 
+from collections import namedtuple
+
 import apsw
 
 from causantic.records import Record
+
+# Named tuples, not dataclasses: the session-start hook loads states through this module.
+StateChunk = namedtuple("StateChunk", ["id", "agent_id", "kind", "start_time", "end_time", "meta",
+                                       "text"])
+StateChunk.__doc__ = "One chunk of a session, as a state is computed from it."
+SessionInfo = namedtuple("SessionInfo", ["project", "git_branch", "title", "cwd"])
+SessionInfo.__doc__ = "What a state records of the session's row in the sessions table."
+ChunkSpan = namedtuple("ChunkSpan", ["chunks", "end_time"])
+ChunkSpan.__doc__ = "How many chunks a session has and when the last one ends (a state's key)."
 
 
 class StoredState(Record):
@@ -53,3 +64,39 @@ def get_state(conn: apsw.Connection, session_id: str) -> StoredState | None:
 
 def delete_state(conn: apsw.Connection, session_id: str) -> None:
     conn.execute("DELETE FROM session_state WHERE session_id = ?", (session_id,))
+
+
+# -- what a state is computed from ----------------------------------------------------------
+
+
+def state_chunks(conn: apsw.Connection, session_id: str) -> list[StateChunk]:
+    """Every chunk of the session in reading order: by time, the main conversation before
+    sub-agents at the same time, then position in the file."""
+    return [StateChunk(*r) for r in conn.execute(
+        "SELECT id, agent_id, kind, start_time, end_time, meta, text FROM chunks"
+        " WHERE session_id = ? ORDER BY start_time, agent_id != '', agent_id, offset, part",
+        (session_id,),
+    )]
+
+
+def session_info(conn: apsw.Connection, session_id: str) -> SessionInfo | None:
+    """The session row's project, branch, title and cwd; None when there is no row."""
+    row = conn.execute(
+        "SELECT project, git_branch, title, cwd FROM sessions WHERE id = ?", (session_id,)
+    ).fetchone()
+    return SessionInfo(*row) if row else None
+
+
+def chunk_span(conn: apsw.Connection, session_id: str) -> ChunkSpan:
+    """The session's chunk count and latest end time (0 and None without chunks)."""
+    return ChunkSpan(*conn.execute(
+        "SELECT count(*), max(end_time) FROM chunks WHERE session_id = ?", (session_id,)
+    ).fetchone())
+
+
+def latest_summary(conn: apsw.Connection, session_id: str) -> str:
+    """The text of the session's newest stored compaction summary chunk ('' when none)."""
+    row = conn.execute(
+        "SELECT text FROM chunks WHERE session_id = ? AND kind = 'summary'"
+        " ORDER BY start_time DESC LIMIT 1", (session_id,)).fetchone()
+    return row[0] if row else ""

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import apsw
 
 from causantic.errors import UsageError
+from causantic.store.sql import execute_in
 
 
 @dataclass(frozen=True)
@@ -92,6 +94,11 @@ def file_session_starts(conn: apsw.Connection, file_id: int, before: int) -> dic
             (file_id, before),
         ).fetchall()
     )
+
+
+def delete_sessions(conn: apsw.Connection, session_ids: Sequence[str]) -> None:
+    """Delete these session rows (after their chunks: `forget` of whole sessions)."""
+    execute_in(conn, "DELETE FROM sessions WHERE id IN ({marks})", session_ids)
 
 
 def _row(r: tuple) -> SessionRow:

@@ -21,6 +21,7 @@ Invariants:
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -202,6 +203,22 @@ def chunk_for_vectors(conn: apsw.Connection, chunk_id: str) -> tuple[int, str, s
 def set_embedded_at(conn: apsw.Connection, rowid: int, when: str) -> None:
     """Keep the original embedding time of an imported vector."""
     conn.execute(f"UPDATE {VECTORS_META} SET embedded_at = ? WHERE chunk_rowid = ?", (when, rowid))
+
+
+@contextmanager
+def read_snapshot(conn: apsw.Connection) -> Iterator[None]:
+    """One read transaction around the block: every read inside sees the same snapshot."""
+    conn.execute("BEGIN")
+    try:
+        yield
+    finally:
+        conn.execute("COMMIT")
+
+
+def topic_name(conn: apsw.Connection, topic_id: object) -> str | None:
+    """The name of the topic with this id in the target, or None when there is none."""
+    found = conn.execute("SELECT name FROM topics WHERE id = ?", (topic_id,)).fetchone()
+    return None if found is None else found[0]
 
 
 def _named(sql: str) -> list[str]:

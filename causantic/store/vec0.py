@@ -43,6 +43,11 @@ def ensure_vec(conn: apsw.Connection) -> bool:
             pass
 
 
+def vec_version(conn: apsw.Connection) -> str:
+    """The loaded sqlite-vec's version (`ensure_vec` first)."""
+    return str(conn.execute("SELECT vec_version()").fetchone()[0])
+
+
 def table_exists(conn: apsw.Connection, name: str = VEC_TABLE) -> bool:
     """Whether the vec0 table (or another table `name`) exists."""
     return sql.table_exists(conn, name)

@@ -41,6 +41,7 @@ from typing import IO
 from causantic.errors import CausanticError, UsageError
 from causantic.store import transfer as sql
 from causantic.store.db import Store, open_store
+from causantic.store.schema import schema_version
 
 FORMAT = "causantic-export"
 VERSION = 1
@@ -95,15 +96,14 @@ def export(
     header = {
         "format": FORMAT, "version": VERSION,
         "created_at": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        "schema": int(conn.execute("PRAGMA user_version").fetchone()[0]),
+        "schema": schema_version(conn),
         "filters": {"project": project, "since": since}, "vectors": vectors,
     }
     path = Path(path)
     with _atomic_writer(path) as out:
         _write(out, header)
         # One read transaction: every table is read from the same snapshot.
-        conn.execute("BEGIN")
-        try:
+        with sql.read_snapshot(conn):
             for table in sql.TABLES:
                 if table.name not in present:
                     continue
@@ -120,8 +120,6 @@ def export(
                         "chunk_id": cid, "model_id": model, "embedded_at": when,
                         "windows": [base64.b64encode(w).decode("ascii") for w in windows]}})
                     rows[VECTORS] += 1
-        finally:
-            conn.execute("COMMIT")
         _write(out, {"end": {"rows": rows}})
     return ExportReport(str(path), rows, path.stat().st_size)
 
@@ -328,8 +326,8 @@ def _merge(store: Store, path: Path, lines: Iterator[tuple[int, dict]], report: 
 
 def _clashes(conn, row: dict) -> bool:  # type: ignore[no-untyped-def]
     """A topic id the target already uses for a different topic."""
-    found = conn.execute("SELECT name FROM topics WHERE id = ?", (row.get("id"),)).fetchone()
-    return found is not None and found[0] != row.get("name")
+    found = sql.topic_name(conn, row.get("id"))
+    return found is not None and found != row.get("name")
 
 
 class _VectorWriter:

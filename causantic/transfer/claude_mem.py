@@ -28,11 +28,10 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-import apsw
-
 from causantic.config import Settings
-from causantic.errors import CausanticError, UsageError
+from causantic.errors import UsageError
 from causantic.store.db import open_store
+from causantic.store.foreign_db import open_readonly, table_names, table_rows
 from causantic.transfer.foreign import (
     ForeignRecord,
     ForeignReport,
@@ -64,41 +63,6 @@ def import_database(settings: Settings, path: Path, *, dry_run: bool = False) ->
         store = stack.enter_context(open_store(db))
         write(store, sessions, records, make_redact(settings), report)
     return report
-
-
-def open_readonly(path: Path) -> apsw.Connection:
-    """Open another tool's SQLite file without writing to it (not even a WAL index).
-
-    Raises
-    ------
-    UsageError : the file is missing or not a SQLite database.
-    """
-    if not path.is_file():
-        raise UsageError(f"no database at {path}")
-    uri = path.resolve().as_uri()
-    flags = apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_URI
-    for query in ("?mode=ro", "?mode=ro&immutable=1"):  # immutable: a folder we cannot write
-        try:
-            conn = apsw.Connection(uri + query, flags=flags)
-            conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
-            return conn
-        except (apsw.NotADBError, apsw.CorruptError):
-            raise UsageError(f"{path} is not a SQLite database") from None
-        except apsw.CantOpenError:
-            continue
-    raise CausanticError(f"cannot open {path} read-only")
-
-
-def _columns(conn: apsw.Connection, table: str) -> set[str]:
-    return {r[1] for r in conn.execute(f'PRAGMA table_info("{table}")')}
-
-
-def _rows(conn: apsw.Connection, table: str) -> list[dict[str, Any]]:
-    cols = [r[1] for r in conn.execute(f'PRAGMA table_info("{table}")')]
-    if not cols:
-        return []
-    return [dict(zip(cols, row, strict=True))
-            for row in conn.execute(f'SELECT {", ".join(cols)} FROM "{table}" ORDER BY id')]
 
 
 def _first(row: dict[str, Any], *names: str) -> Any:
@@ -136,11 +100,11 @@ def read(path: Path) -> tuple[list[ForeignSession], list[ForeignRecord], dict[st
     """
     conn = open_readonly(path)
     try:
-        present = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        present = table_names(conn)
         if "sdk_sessions" not in present or not present & {"observations", "session_summaries"}:
             raise UsageError(f"{path} is not a claude-mem database (no sdk_sessions and "
                              "observations tables)")
-        rows = {t: _rows(conn, t) if t in present else [] for t in TABLES}
+        rows = {t: table_rows(conn, t) if t in present else [] for t in TABLES}
     finally:
         conn.close()
     sessions: dict[str, ForeignSession] = {}
