@@ -160,13 +160,9 @@ def _already_shown(conn: apsw.Connection, session_id: str) -> set[str]:
     """Message hashes of the lessons already offered in this session (from the ledger)."""
     if not session_id:
         return set()
-    from causantic.store import lessons as table
-    from causantic.store.ledger import lesson_ids_shown
+    from causantic.store.lessons import shown_msg_hashes
 
-    ids = lesson_ids_shown(conn, session_id)
-    if not ids:
-        return set()
-    return table.msg_hashes(conn, ids)
+    return shown_msg_hashes(conn, session_id)
 
 
 def render(row: LessonRow, max_chars: int = MAX_CHARS, listing: bool = False) -> str:

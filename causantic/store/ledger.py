@@ -62,17 +62,6 @@ def record_at(path: str, event: str, text: str, **fields: object) -> None:
         conn.close()
 
 
-def lesson_ids_shown(conn: apsw.Connection, session_id: str) -> set[str]:
-    """The ids of every lesson the hooks injected into this session."""
-    ids: set[str] = set()
-    for (raw,) in conn.execute(
-        "SELECT lesson_ids FROM injections WHERE session_id = ? AND lesson_ids != '[]'",
-        (session_id,),
-    ):
-        ids.update(json.loads(raw))
-    return ids
-
-
 def entries(conn: apsw.Connection, session_id: str | None = None,
             limit: int = 100) -> list[Injection]:
     """Injections, newest first; of one session when given (8+ characters of its id)."""

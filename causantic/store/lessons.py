@@ -7,13 +7,12 @@ hook (`find_by_message`) are one indexed query.
 
 from __future__ import annotations
 
+import json
 from collections import namedtuple
-from collections.abc import Iterable
 
 import apsw
 
 from causantic.records import Record
-from causantic.store.sql import select_in
 
 COLUMNS = (
     "id", "session_id", "project", "time", "tool", "program", "error_class", "signature",
@@ -82,10 +81,21 @@ def delete_orphans(conn: apsw.Connection) -> None:
                  " (SELECT DISTINCT session_id FROM chunks)")
 
 
-def msg_hashes(conn: apsw.Connection, lesson_ids: Iterable[str]) -> set[str]:
-    """The message hashes of these lessons (unknown ids are skipped)."""
+def shown_msg_hashes(conn: apsw.Connection, session_id: str) -> set[str]:
+    """Message hashes of the lessons the hooks already offered in this session (the ledger's
+    `lesson_ids` of its injections)."""
+    ids: set[str] = set()
+    for (raw,) in conn.execute(
+        "SELECT lesson_ids FROM injections WHERE session_id = ? AND lesson_ids != '[]'",
+        (session_id,),
+    ):
+        ids.update(json.loads(raw))
+    if not ids:
+        return set()
+    from causantic.store.sql import select_in  # PostToolUse hook: only once a lesson was shown
+
     return {r[0] for r in select_in(conn, "SELECT msg_hash FROM lessons WHERE id IN ({marks})",
-                                    lesson_ids)}
+                                    ids)}
 
 
 def list_lessons(

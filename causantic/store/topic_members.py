@@ -11,8 +11,6 @@ from collections.abc import Iterable
 
 import apsw
 
-from causantic.store.sql import select_in
-
 
 def any_members(conn: apsw.Connection) -> bool:
     """Whether the topic_members table holds a row (False for a file from before topics)."""
@@ -27,6 +25,8 @@ def topic_names_of(conn: apsw.Connection, chunk_ids: Iterable[str]) -> list[tupl
 
     Raises apsw.SQLError on a file from before topics.
     """
+    from causantic.store.sql import select_in  # not on the hook path, which loads only any_members
+
     return list(select_in(
         conn,
         "SELECT c.id, t.name FROM chunks c JOIN topic_members tm ON tm.chunk_rowid ="
