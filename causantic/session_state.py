@@ -265,7 +265,7 @@ def compute_state(conn: apsw.Connection, session_id: str) -> SessionState | None
     if not rows:
         return None
     info = table.session_info(conn, session_id)
-    project = info[0] if info else projects.chunk_project(conn, session_id)
+    project = info[0] if info else projects.chunk_project(conn, session_id) or ""  # has chunks
     files: dict[str, None] = {}
     edited: dict[str, None] = {}
     commands: list[str] = []

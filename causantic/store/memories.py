@@ -376,6 +376,10 @@ class MainChunk(Record):
     """A main-conversation chunk of a session, as the automatic observation reads it."""
 
     __slots__ = ("id", "start_time", "text", "project")
+    id: str
+    start_time: str
+    text: str
+    project: str
 
     def __init__(self, id: str, start_time: str, text: str, project: str) -> None:
         self._init(id=id, start_time=start_time, text=text, project=project)
