@@ -101,7 +101,7 @@ _SAID_WINDOW = 40  # blocks after an error within which "fixed" may refer to it
 class _Frozen(Record):
     """A `Record` whose fields turn into plain JSON-ready values (`as_dict`)."""
 
-    __slots__ = ()
+    __slots__: tuple[str, ...] = ()
 
     def as_dict(self) -> dict[str, Any]:
         """The fields as plain JSON-ready values (nested records, lists and dicts copied)."""
@@ -260,7 +260,7 @@ class _Events:
 
 def compute_state(conn: apsw.Connection, session_id: str) -> SessionState | None:
     """The state of one session from its stored chunks; None when it has no chunks."""
-    rows = conn.execute(
+    rows: list[tuple] = conn.execute(
         "SELECT id, agent_id, kind, start_time, end_time, meta, text FROM chunks"
         " WHERE session_id = ? ORDER BY start_time, agent_id != '', agent_id, offset, part",
         (session_id,),
@@ -272,7 +272,7 @@ def compute_state(conn: apsw.Connection, session_id: str) -> SessionState | None
     ).fetchone()
     project = info[0] if info else conn.execute(
         "SELECT project FROM chunks WHERE session_id = ? LIMIT 1", (session_id,)
-    ).fetchone()[0]
+    ).get
     files: dict[str, None] = {}
     edited: dict[str, None] = {}
     commands: list[str] = []
@@ -552,7 +552,7 @@ def load_state(conn: apsw.Connection, session_id: str) -> SessionState | None:
     if stored is not None:
         chunks, end = conn.execute(
             "SELECT count(*), max(end_time) FROM chunks WHERE session_id = ?", (session_id,)
-        ).fetchone()
+        ).get
         if stored.chunks == chunks and stored.end_time == end:
             try:
                 return SessionState.from_dict(json.loads(stored.state))

@@ -91,8 +91,8 @@ def _database(settings: Settings) -> list[Check]:
         with open_store(path, readonly=True) as store:
             conn = store.conn
             result = [r[0] for r in conn.execute("PRAGMA quick_check")]
-            version = int(conn.execute("PRAGMA user_version").fetchone()[0])
-            chunks = int(conn.execute("SELECT count(*) FROM chunks").fetchone()[0])
+            version = int(conn.execute("PRAGMA user_version").get)
+            chunks = int(conn.execute("SELECT count(*) FROM chunks").get)
             redaction = _redaction(conn)
     except CausanticError as exc:  # names the file and says what to do: advice first
         return [Check("database", "problem", _one_line(exc))]
@@ -117,7 +117,7 @@ def _database(settings: Settings) -> list[Check]:
     return out
 
 
-def _redaction(conn) -> Check | None:  # type: ignore[no-untyped-def]
+def _redaction(conn) -> Check | None:
     """A warning when stored text went through older redaction rules than the current ones."""
     from causantic.redact import RULES_VERSION
     from causantic.rescan import needs_rescan
@@ -159,7 +159,7 @@ def _vectors(settings: Settings) -> Check:
         if not ensure_vec(conn):
             return Check("vectors", "problem",
                          "sqlite-vec is missing or does not load: search is keyword-only")
-        version = conn.execute("SELECT vec_version()").fetchone()[0]
+        version = conn.execute("SELECT vec_version()").get
     finally:
         conn.close()
     return Check("vectors", "ok", f"sqlite-vec {version} loads")

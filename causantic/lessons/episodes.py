@@ -45,7 +45,7 @@ class _Event:
 
 def session_events(conn: apsw.Connection, session_id: str) -> list[_Event]:
     """Tool results (with the call they answer) and assistant texts of a session, in order."""
-    rows = conn.execute(
+    rows: list[tuple] = conn.execute(
         "SELECT id, agent_id, start_time, text FROM chunks WHERE session_id = ?"
         " ORDER BY start_time, agent_id != '', agent_id, offset, part",
         (session_id,),
@@ -235,4 +235,5 @@ def rebuild_all(conn: apsw.Connection) -> int:
         sessions = [r[0] for r in conn.execute("SELECT DISTINCT session_id FROM chunks")]
         conn.execute("DELETE FROM lessons WHERE session_id NOT IN"
                      " (SELECT DISTINCT session_id FROM chunks)")
-        return refresh(conn, sessions)
+        n = refresh(conn, sessions)
+    return n  # after the block: apsw types `with conn` as one that may swallow errors

@@ -112,7 +112,7 @@ def scan(conn: apsw.Connection, redact: Redact | None = None, limit_sessions: in
     the watermark. Safe to run concurrently and repeatedly (content-hash ids).
     """
     start = int(sql.get_mark(conn, SCAN_MARK) or 0)
-    top = conn.execute("SELECT coalesce(max(rowid), 0) FROM chunks").fetchone()[0]
+    top = conn.execute("SELECT coalesce(max(rowid), 0) FROM chunks").get
     sessions = [r[0] for r in conn.execute(
         "SELECT DISTINCT session_id FROM chunks WHERE rowid > ? AND agent_id = ''", (start,))]
     if limit_sessions is not None:
@@ -133,7 +133,7 @@ def scan(conn: apsw.Connection, redact: Redact | None = None, limit_sessions: in
 
 
 def _session(conn: apsw.Connection, session_id: str) -> tuple[str, list[_Chunk]]:
-    rows = conn.execute(
+    rows: list[tuple] = conn.execute(
         "SELECT id, start_time, text, project FROM chunks WHERE session_id = ? AND agent_id = ''"
         " ORDER BY offset, part", (session_id,)).fetchall()
     project = rows[0][3] if rows else ""

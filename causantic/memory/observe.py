@@ -164,7 +164,7 @@ def resolve_chunk(conn: apsw.Connection, ref: str) -> str:
     if sql.existing_chunks(conn, [ref]):
         return ref
     if len(ref) >= 8 and re.fullmatch(r"[0-9a-f]+", ref):
-        rows = conn.execute("SELECT id FROM chunks WHERE id >= ? AND id < ? LIMIT 2",
+        rows: list[tuple] = conn.execute("SELECT id FROM chunks WHERE id >= ? AND id < ? LIMIT 2",
                             (ref, ref + "g")).fetchall()
         if len(rows) == 1:
             return rows[0][0]

@@ -15,6 +15,12 @@ class StoredState(Record):
     """One stored row (a `Record`: the hook path skips generating a dataclass)."""
 
     __slots__ = ("session_id", "project", "start_time", "end_time", "chunks", "state")
+    session_id: str
+    project: str
+    start_time: str
+    end_time: str
+    chunks: int
+    state: str  # JSON
 
     def __init__(self, session_id: str, project: str, start_time: str, end_time: str,
                  chunks: int, state: str) -> None:
