@@ -155,7 +155,7 @@ def health(conn: apsw.Connection, quick: bool) -> dict[str, Any]:
     """Counts, orphans, vector coverage, schema version and the integrity check."""
     from causantic.store.schema import MIGRATIONS
 
-    one = lambda sql: conn.execute(sql).fetchone()[0]  # noqa: E731
+    one = lambda sql: conn.execute(sql).get  # noqa: E731
     chunks = int(one("SELECT count(*) FROM chunks"))
     out: dict[str, Any] = {
         "chunks": chunks,
@@ -209,7 +209,7 @@ def chain_coverage(conn: apsw.Connection) -> dict[str, Any]:
     A stream's chunks joined by its `next` edges form chains (a topic-shift cut starts a new
     one), so chains = chunks - next edges within streams, and mean length = chunks / chains.
     """
-    one = lambda sql: int(conn.execute(sql).fetchone()[0])  # noqa: E731
+    one = lambda sql: int(conn.execute(sql).get)  # noqa: E731
     chunks = one("SELECT count(*) FROM chunks")
     orphans = one(
         "SELECT count(*) FROM chunks c WHERE NOT EXISTS (SELECT 1 FROM edges WHERE src = c.id)"
@@ -225,7 +225,7 @@ def chain_coverage(conn: apsw.Connection) -> dict[str, Any]:
         "streams": streams,
         "chains": chains,
         "mean_chain_length": round(chunks / chains, 2),
-        "edge_kinds": dict(conn.execute("SELECT kind, count(*) FROM edges GROUP BY kind").fetchall()),
+        "edge_kinds": dict(conn.execute("SELECT kind, count(*) FROM edges GROUP BY kind")),
     }
 
 
@@ -242,7 +242,7 @@ def self_retrieval(store: Store, n: int, seed: int, quick: bool
     rowids = [r for (r,) in conn.execute(
         "SELECT rowid FROM chunks WHERE tokens >= ? ORDER BY rowid", (MIN_CHUNK_TOKENS,))]
     picked = random.Random(seed).sample(rowids, min(n, len(rowids)))
-    rows = []
+    rows: list[tuple] = []
     for i in range(0, len(picked), 500):
         batch = picked[i : i + 500]
         rows += conn.execute(
@@ -254,13 +254,15 @@ def self_retrieval(store: Store, n: int, seed: int, quick: bool
     for _, _, text in rows:
         data = text.encode("utf-8")
         stems: dict[str, str] = {}
-        for start, end, stem, *_ in tokenizer(data, apsw.FTS5_TOKENIZE_DOCUMENT, None):
+        # with offsets a token is (start, end, stem, *colocated forms), never a bare str
+        for start, end, stem, *_ in tokenizer(  # type: ignore[str-unpack, misc]
+                data, apsw.FTS5_TOKENIZE_DOCUMENT, None):
             word = data[start:end].decode("utf-8", "replace")
             if _WORD_OK.match(word) and word.lower() not in STOP_WORDS:
                 stems.setdefault(stem, word)
         words.append(stems)
     df = _doc_frequencies(conn, {s for w in words for s in w}, scan=not quick)
-    total = max(1, int(conn.execute("SELECT count(*) FROM chunks").fetchone()[0]))
+    total = max(1, int(conn.execute("SELECT count(*) FROM chunks").get))
 
     # One untimed search first: the model loads on the first vector query, once per process.
     warm = search(store, "warm up", limit=1)

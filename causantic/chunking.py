@@ -148,7 +148,7 @@ def tool_summary(block: Block) -> str:
         return _clip(cmd, 600) + (f"  # {desc}" if desc else "")
     if name in ("Edit", "MultiEdit"):
         path = _s(inp.get("file_path"))
-        edits = inp.get("edits") if isinstance(inp.get("edits"), list) else [inp]
+        edits = v if isinstance(v := inp.get("edits"), list) else [inp]
         diff = []
         for e in edits[:3]:
             if isinstance(e, dict):
@@ -169,7 +169,7 @@ def tool_summary(block: Block) -> str:
         head = f"({kind}) " if kind else ""
         return f"{head}{desc}\n{_clip(prompt, 500)}".strip()
     if name == "TodoWrite":
-        todos = inp.get("todos") if isinstance(inp.get("todos"), list) else []
+        todos = v if isinstance(v := inp.get("todos"), list) else []
         marks = {"completed": "x", "in_progress": "~"}
         lines = [
             f"[{marks.get(_s(t.get('status')), ' ')}] {_s(t.get('content'))}"

@@ -18,6 +18,9 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing on the h
 if TYPE_CHECKING:
     import argparse  # imported where used: hooks dispatch before any parsing (main)
 
+    from causantic.transfer.archive import ImportReport
+    from causantic.transfer.foreign import ForeignReport
+
 Handler = Callable[["argparse.Namespace", Settings], int]
 
 
@@ -77,7 +80,7 @@ def cmd_embed(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
-def report_line(report) -> str:  # type: ignore[no-untyped-def]
+def report_line(report) -> str:
     from causantic.wording import plural
 
     return (
@@ -274,7 +277,7 @@ def cmd_uninstall(args: argparse.Namespace, settings: Settings) -> int:
     return _apply_plan(args, settings, install.plan_uninstall(settings), "uninstalled")
 
 
-def _apply_plan(args: argparse.Namespace, settings: Settings, plan, verb: str) -> int:  # type: ignore[no-untyped-def]
+def _apply_plan(args: argparse.Namespace, settings: Settings, plan, verb: str) -> int:
     from causantic.claude import install
 
     if args.dry_run:
@@ -395,6 +398,7 @@ def cmd_import(args: argparse.Namespace, settings: Settings) -> int:
         raise UsageError("import needs a FILE written by `causantic export` (or --from "
                          "claude-mem / --from episodic-memory)")
     path = Path(args.path) if args.path else peer_store_path(source)
+    report: ImportReport | ForeignReport
     if source == "causantic":
         from causantic.transfer.archive import import_archive
 
@@ -451,7 +455,7 @@ def _query(args: argparse.Namespace) -> str:
     return str(args.query)
 
 
-def _project_here(args: argparse.Namespace, conn) -> None:  # type: ignore[no-untyped-def]
+def _project_here(args: argparse.Namespace, conn) -> None:
     """Without --project, use the project of the current folder (named as ingest names it)."""
     if args.project:
         return

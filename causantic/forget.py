@@ -318,7 +318,7 @@ def _first_line(text: str, width: int = 80) -> str:
     return ""
 
 
-def _criteria(project, session_id, after, before, query) -> str:  # type: ignore[no-untyped-def]
+def _criteria(project, session_id, after, before, query) -> str:
     parts = []
     if project:
         parts.append(f'project "{project}"')
@@ -333,7 +333,7 @@ def _criteria(project, session_id, after, before, query) -> str:  # type: ignore
     return ", ".join(parts)
 
 
-def _reason(project, session_id, after, before, query) -> str:  # type: ignore[no-untyped-def]
+def _reason(project, session_id, after, before, query) -> str:
     return "forget: " + _criteria(project, session_id, after, before, query)
 
 

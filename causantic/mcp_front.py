@@ -261,7 +261,7 @@ def record(db_path: str = os.devnull) -> dict[str, dict]:
         proc.wait(30)
         return replies
 
-    def request(i: int, method: str, params: dict | None = None) -> dict:
+    def request(i: int | str, method: str, params: dict | None = None) -> dict:
         msg = {"jsonrpc": "2.0", "id": i, "method": method}
         return msg if params is None else {**msg, "params": params}
 

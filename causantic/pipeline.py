@@ -19,7 +19,7 @@ from causantic.store import open_store
 from causantic.wording import plural
 
 
-def make_redact(settings: Settings):  # type: ignore[no-untyped-def]
+def make_redact(settings: Settings):
     """The redact(text) -> (text, count) function ingest applies to everything it stores."""
     redactor = Redactor(settings.redaction_patterns)
 
@@ -49,7 +49,7 @@ def run_ingest(settings: Settings, paths: list[Path], progress: bool = False) ->
     state: dict[str, IngestReport] = {}
     done = [0]
 
-    def on_file(tf, report: IngestReport) -> None:  # type: ignore[no-untyped-def]
+    def on_file(tf, report: IngestReport) -> None:
         done[0] += 1
         state["report"] = report
         if line is not None:
@@ -65,9 +65,9 @@ def run_ingest(settings: Settings, paths: list[Path], progress: bool = False) ->
             _mark_checked(settings)
         return report
     except KeyboardInterrupt:
-        report = state.get("report")
-        kept = (f"{done[0]} of {plural(report.files, 'file')} read and kept "
-                f"(+{plural(report.chunks_added, 'chunk')})" if report else "nothing was kept")
+        partial = state.get("report")
+        kept = (f"{done[0]} of {plural(partial.files, 'file')} read and kept "
+                f"(+{plural(partial.chunks_added, 'chunk')})" if partial else "nothing was kept")
         raise Interrupted(f"ingest interrupted: {kept}; run the same `causantic ingest` "
                           "again to read the rest") from None
     finally:
@@ -75,7 +75,7 @@ def run_ingest(settings: Settings, paths: list[Path], progress: bool = False) ->
             line.clear()
 
 
-def _observe(store, settings: Settings, redact, report: IngestReport) -> None:  # type: ignore[no-untyped-def]
+def _observe(store, settings: Settings, redact, report: IngestReport) -> None:
     """Automatic observations from the new chunks (`causantic.memory.maintain`). They are
     derived and resumable (a watermark), so a writer holding the database past the busy
     timeout only defers them to the next ingest; the chunks are already committed."""
@@ -172,7 +172,7 @@ def embed_lock(settings: Settings) -> Path:
     return settings.home / "locks" / "embedding.lock"
 
 
-def _embed(settings, reindex, limit, show, embed_pending, topic_settings):  # type: ignore[no-untyped-def]
+def _embed(settings, reindex, limit, show, embed_pending, topic_settings):
     with open_store(settings.db_path) as store:
         from causantic.memory.maintain import embed_memories
 

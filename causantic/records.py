@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 class Record:
     """Read-only fields named by ``__slots__`` (``__init__`` takes them in that order)."""
 
-    __slots__ = ()
+    __slots__: tuple[str, ...] = ()
 
     def _init(self, **values: Any) -> None:
         """Set fields from ``__init__`` (plain assignment raises)."""
@@ -38,7 +38,7 @@ class Record:
     def __eq__(self, other: object) -> bool:
         if other.__class__ is not self.__class__:
             return NotImplemented
-        return self._values() == other._values()  # type: ignore[attr-defined]
+        return self._values() == other._values()
 
     def __hash__(self) -> int:
         return hash(self._values())

@@ -230,6 +230,6 @@ def _redact_json(doc: str, redact: Redact) -> tuple[str, int]:
     return json.dumps(new, ensure_ascii=False, separators=(",", ":"), sort_keys=True), n
 
 
-def needs_rescan(conn) -> bool:  # type: ignore[no-untyped-def]
+def needs_rescan(conn) -> bool:
     """Whether the store holds chunks redacted under older rules than the current ones."""
     return table.rules_version(conn) < RULES_VERSION and table.has_chunks(conn)

@@ -102,7 +102,7 @@ _SAID_WINDOW = 40  # blocks after an error within which "fixed" may refer to it
 class _Frozen(Record):
     """A `Record` whose fields turn into plain JSON-ready values (`as_dict`)."""
 
-    __slots__ = ()
+    __slots__: tuple[str, ...] = ()
 
     def as_dict(self) -> dict[str, Any]:
         """The fields as plain JSON-ready values (nested records, lists and dicts copied)."""

@@ -118,7 +118,7 @@ def _database(settings: Settings) -> list[Check]:
     return out
 
 
-def _redaction(conn) -> Check | None:  # type: ignore[no-untyped-def]
+def _redaction(conn) -> Check | None:
     """A warning when stored text went through older redaction rules than the current ones."""
     from causantic.redact import RULES_VERSION
     from causantic.rescan import needs_rescan

@@ -501,7 +501,7 @@ def _ingest_lock(settings: Settings, path: Path) -> Path:
     return settings.home / "locks" / f"ingest-{key}"
 
 
-def _one_running_one_waiting(lock: Path, step):  # type: ignore[no-untyped-def]
+def _one_running_one_waiting(lock: Path, step):
     """Run `step` under `<lock>.running`, queueing on `<lock>.queued`; None if one queues already."""
     import contextlib
 
@@ -545,7 +545,7 @@ def _ingest(settings: Settings, path: Path, session_id: str,
     return out
 
 
-def _ingest_or_defer(settings: Settings, path: Path, paths: list[Path], session_id: str):  # type: ignore[no-untyped-def]
+def _ingest_or_defer(settings: Settings, path: Path, paths: list[Path], session_id: str):
     """Ingest, retrying while the database is busy; past the retry budget the transcript is
     left for the next worker (see `causantic.claude.deferred`) and DatabaseBusy raised."""
     from causantic.claude import deferred

@@ -65,7 +65,7 @@ class Api:
             "table": self.table, "projects": self.projects,
         }
 
-    def _store(self):  # type: ignore[no-untyped-def]
+    def _store(self):
         from causantic.store import open_store
 
         return open_store(self.settings.db_path, readonly=True)

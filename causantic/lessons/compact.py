@@ -35,6 +35,11 @@ class Dropped(Record):
     """What the summary left out (each list in the session's order)."""
 
     __slots__ = ("edited", "failed", "open_errors", "todos", "last_request")
+    edited: list[str]
+    failed: list[str]
+    open_errors: list[str]
+    todos: list[str]
+    last_request: str
 
     def __init__(self, edited: list[str], failed: list[str], open_errors: list[str],
                  todos: list[str], last_request: str) -> None:

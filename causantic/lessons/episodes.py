@@ -229,4 +229,5 @@ def rebuild_all(conn: apsw.Connection) -> int:
     with conn:
         sessions = table.sessions_with_chunks(conn)
         table.delete_orphans(conn)
-        return refresh(conn, sessions)
+        n = refresh(conn, sessions)
+    return n  # after the block: apsw types `with conn` as one that may swallow errors

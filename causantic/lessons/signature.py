@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 
 try:  # CPython's built-in SHA-1: importing hashlib loads OpenSSL (~7 ms of every hook run)
-    from _sha1 import sha1
+    from _sha1 import sha1  # type: ignore[import-not-found]  # private; typeshed has no stub
 except ImportError:  # pragma: no cover - a build without the built-in hashes
     from hashlib import sha1
 

@@ -21,7 +21,7 @@ def _emit(args: argparse.Namespace, payload: dict[str, object], text: str) -> No
     print(json.dumps(payload, ensure_ascii=False) if args.json else text)
 
 
-def _writable(settings: Settings):  # type: ignore[no-untyped-def]
+def _writable(settings: Settings):
     from causantic.store import open_store
 
     return open_store(settings.db_path)

@@ -53,7 +53,7 @@ def reflect(store: Store, project: str, *, focus: str | None = None, record: boo
             members = [r for r in pool if r.id in ids][:PER_GROUP]
             if len(members) >= 2:
                 groups.append(_group(f"topic: {name}", members, cites))
-    by_type: dict[str, list] = defaultdict(list)  # type: ignore[type-arg]
+    by_type: dict[str, list] = defaultdict(list)
     for r in pool:
         by_type[r.type].append(r)
     errors = by_type.pop("error", [])
@@ -87,13 +87,13 @@ def reflect(store: Store, project: str, *, focus: str | None = None, record: boo
             "text": "\n".join(lines)}
 
 
-def _group(title: str, members: list, cites: dict[str, list[str]]) -> dict[str, object]:  # type: ignore[type-arg]
+def _group(title: str, members: list, cites: dict[str, list[str]]) -> dict[str, object]:
     return {"title": title, "items": [
         {"id": m.id, "type": m.type, "count": m.count, "text": m.text, "cites": cites.get(m.id, [])}
         for m in members]}
 
 
-def _topic_groups(conn, cites: dict[str, list[str]]) -> list[tuple[str, set[str]]]:  # type: ignore[no-untyped-def]
+def _topic_groups(conn, cites: dict[str, list[str]]) -> list[tuple[str, set[str]]]:
     """(topic name, memory ids) for memories whose cited chunks belong to topics."""
     import apsw
 
@@ -114,7 +114,7 @@ def _topic_groups(conn, cites: dict[str, list[str]]) -> list[tuple[str, set[str]
     return sorted(out.items(), key=lambda kv: -len(kv[1]))[:6]
 
 
-def _questions(errors: list, repeated: list, by_type: dict[str, list]) -> list[str]:  # type: ignore[type-arg]
+def _questions(errors: list, repeated: list, by_type: dict[str, list]) -> list[str]:
     qs = []
     if errors:
         qs.append("Which of these errors share a cause, and what rule or check would have "

@@ -25,7 +25,7 @@ def add_tools(mcp: MCPServer, tool: Callable[..., Any], settings: Settings,
               errors: Callable[[], Any]) -> None:
     """Register the memory tools on the server (tool(name, annotations) is its decorator)."""
 
-    def writable():  # type: ignore[no-untyped-def]
+    def writable():
         from causantic.store import open_store
 
         return open_store(settings.db_path)

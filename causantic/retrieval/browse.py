@@ -113,7 +113,7 @@ def render_sessions(project: str, sessions: list[SessionInfo]) -> str:
 
 def stats(conn: apsw.Connection) -> dict[str, object]:
     """Counts of everything stored (DESIGN.md section 4), plus redactions and bad lines."""
-    one = lambda sql: conn.execute(sql).fetchone()[0]  # noqa: E731
+    one = lambda sql: conn.execute(sql).get  # noqa: E731
     tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
     out: dict[str, object] = {
         "sessions": one("SELECT count(DISTINCT session_id) FROM chunks"),
@@ -130,7 +130,7 @@ def stats(conn: apsw.Connection) -> dict[str, object]:
         "forgotten": one("SELECT count(*) FROM forgotten"),
         "first": one("SELECT min(start_time) FROM chunks"),
         "last": one("SELECT max(end_time) FROM chunks"),
-        "edge_kinds": dict(conn.execute("SELECT kind, count(*) FROM edges GROUP BY kind").fetchall()),
+        "edge_kinds": dict(conn.execute("SELECT kind, count(*) FROM edges GROUP BY kind")),
         "schema_version": one("PRAGMA user_version"),
     }
     return out
@@ -139,13 +139,14 @@ def stats(conn: apsw.Connection) -> dict[str, object]:
 def _count_vectors(conn: apsw.Connection, tables: set[str]) -> int:
     """Chunks that have vectors (any model; `causantic embed` says how many are stale)."""
     if "chunk_vectors_meta" in tables:
-        return int(conn.execute("SELECT count(*) FROM chunk_vectors_meta").fetchone()[0])
+        return int(conn.execute("SELECT count(*) FROM chunk_vectors_meta").get)
     return 0
 
 
 def render_stats(s: dict[str, object], db_path: str) -> str:
-    kinds = s.get("edge_kinds") or {}
-    kind_text = ", ".join(f"{k} {v}" for k, v in sorted(kinds.items())) if kinds else "none"  # type: ignore[union-attr]
+    kinds = s.get("edge_kinds")
+    kind_text = (", ".join(f"{k} {v}" for k, v in sorted(kinds.items()))
+                 if isinstance(kinds, dict) and kinds else "none")
     lines = [
         f"Memory at {db_path}",
         f"- projects: {s['projects']}",

@@ -472,11 +472,12 @@ def keyword_scores(conn: apsw.Connection, query: str, texts: dict[str, str]) -> 
     if not terms or not texts:
         return {}
     tokenize = conn.fts5_tokenizer("porter", ["unicode61"])
-    stems = [[t[0] for t in tokenize(term.encode(), apsw.FTS5_TOKENIZE_QUERY, None,
-                                     include_offsets=False) if t]
-             for term in terms]
+    # without offsets a token is (stem, *colocated forms): t[0] is a str
+    stems: list[list[str]] = [[t[0] for t in tokenize(  # type: ignore[misc]
+        term.encode(), apsw.FTS5_TOKENIZE_QUERY, None, include_offsets=False) if t]
+        for term in terms]
     counts = _doc_counts(conn, stems)
-    n = int(conn.execute("SELECT coalesce(max(rowid), 0) FROM chunks").fetchone()[0])
+    n = int(conn.execute("SELECT coalesce(max(rowid), 0) FROM chunks").get)
     weights = [math.log(1 + max(0.0, n - c + 0.5) / (c + 0.5)) for c in counts]
     total = sum(weights)
     forms = _term_forms(terms, stems)
@@ -500,7 +501,7 @@ def _doc_counts(conn: apsw.Connection, stems: list[list[str]]) -> list[int]:
         marks = ",".join("?" * len(batch))
         known.update(conn.execute(
             f"SELECT term, doc FROM chunks_fts_vocab WHERE term IN ({marks})", batch
-        ).fetchall())
+        ))
     return [min((known.get(w, 0) for w in words), default=0) for words in stems]
 
 
@@ -546,7 +547,7 @@ def _load_hit(conn: apsw.Connection, chunk_id: str) -> Hit:
         "SELECT id, session_id, project, agent_id, start_time, end_time, text, kind"
         " FROM chunks WHERE id = ?",
         (chunk_id,),
-    ).fetchone()
+    ).get  # one row: the id came from the chunks and edges this search just read
     return Hit(row[0], row[1], row[2], row[3], row[4], row[5], 0.0, (), row[6], row[7])
 
 

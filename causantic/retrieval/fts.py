@@ -92,12 +92,12 @@ def keyword_search(
         args.append(floor)
     sql += " ORDER BY score LIMIT ?"
     args.append(limit * 2 if project else limit)
-    rows = conn.execute(sql, args).fetchall()
+    rows: list[tuple] = conn.execute(sql, args).fetchall()
     if not rows:
         return []
     ranks = {rowid: rank for rowid, rank in rows}
     marks = ",".join("?" * len(ranks))
-    found = conn.execute(
+    found: list[tuple] = conn.execute(
         f"SELECT rowid, id, project FROM chunks WHERE rowid IN ({marks})", list(ranks)
     ).fetchall()
     hits = [
@@ -168,7 +168,7 @@ def _newest_floor(conn: apsw.Connection, postings: int) -> int | None:
 
 
 def _max_rowid(conn: apsw.Connection) -> int:
-    return int(conn.execute("SELECT max(rowid) FROM chunks").fetchone()[0] or 1)
+    return int(conn.execute("SELECT max(rowid) FROM chunks").get or 1)
 
 
 _df_memo: dict[str, tuple[tuple[object, ...], int]] = {}
@@ -178,7 +178,7 @@ def _doc_count(conn: apsw.Connection, stem: str) -> int:
     """How many chunks hold this stem (fts5vocab walks the term's whole posting list, ~3 ms
     for a word in 90,000 chunks, so counts are remembered until the database changes)."""
     state = (id(conn), conn.filename, conn.total_changes(),
-             conn.execute("PRAGMA data_version").fetchone()[0])
+             conn.execute("PRAGMA data_version").get)
     memo = _df_memo.get(stem)
     if memo is not None and memo[0] == state:
         return memo[1]
@@ -190,6 +190,6 @@ def _doc_count(conn: apsw.Connection, stem: str) -> int:
     return count
 
 
-def _tokenizer(conn: apsw.Connection):  # type: ignore[no-untyped-def]
+def _tokenizer(conn: apsw.Connection):
     """The same tokenizer as the FTS table (porter over unicode61), to find its stems."""
     return conn.fts5_tokenizer("porter", ["unicode61"])

@@ -79,7 +79,7 @@ def list_view(conn: apsw.Connection, project: str | None = None, limit: int = 50
         lines.append(f"{mark} {_line(row, statuses.get(row.id), listing=True)}"
                      f"  [lesson {row.id[:8]}]")
     if not rows:
-        total = conn.execute("SELECT count(*) FROM lessons").fetchone()[0]
+        total = conn.execute("SELECT count(*) FROM lessons").get
         chunks = conn.execute("SELECT 1 FROM chunks LIMIT 1").fetchone()
         text = ("No lessons yet: run `causantic lessons --rebuild` to derive them from the "
                 "stored sessions." if not total and chunks else "No lessons"

@@ -93,7 +93,7 @@ def term_coverage(
     terms = query_terms(query)[:MAX_TERMS]
     if not terms or not rowids:
         return {r: (0.0, 0, 0.0) for r in rowids}
-    total = max(1, int(conn.execute("SELECT count(*) FROM chunks").fetchone()[0]))
+    total = max(1, int(conn.execute("SELECT count(*) FROM chunks").get))
     weights = {t: _idf(_doc_freq(conn, t), total) for t in terms}
     denominator = sum(weights.values()) or 1.0
     found: dict[int, list[str]] = {r: [] for r in rowids}
@@ -109,11 +109,10 @@ def term_coverage(
 
 
 def _doc_freq(conn: apsw.Connection, term: str) -> int:
-    row = conn.execute(
+    return int(conn.execute(
         "SELECT count(*) FROM (SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT ?)",
         (_phrase(term), DF_CAP),
-    ).fetchone()
-    return int(row[0])
+    ).get)
 
 
 def _present(conn: apsw.Connection, term: str, rowids: list[int]) -> set[int]:

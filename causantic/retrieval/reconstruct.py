@@ -254,7 +254,7 @@ def _previous_session(conn: apsw.Connection, project: str, current: str | None) 
         current = _newest_session(conn, _Selection(project), exclude=None)
     first = conn.execute(
         "SELECT min(start_time) FROM chunks WHERE session_id = ?", (current,)
-    ).fetchone()[0]
+    ).get
     sql = "SELECT session_id FROM chunks WHERE project = ? AND session_id != ?"
     args: list[object] = [project, current or ""]
     if first is not None:
@@ -365,7 +365,7 @@ def _session_header(conn: apsw.Connection, session_id: str) -> str:
         "SELECT min(c.start_time), max(c.end_time), s.git_branch, s.title FROM chunks c"
         " LEFT JOIN sessions s ON s.id = c.session_id WHERE c.session_id = ?",
         (session_id,),
-    ).fetchone()
+    ).get  # an aggregate: always one row
     first, last, branch, title = row
     span = f"{short_time(first)} – {_same_day(first, last)} UTC"
     extra = f", branch {branch}" if branch else ""
@@ -427,7 +427,7 @@ def _truncation_note(conn: apsw.Connection, sel: _Selection, taken: list[tuple[H
         sql += " AND session_id = ?"
         args.append(sel.session)
     sql, args = _time_filter(sql, args, sel)
-    left_out = int(conn.execute(sql, args).fetchone()[0]) - len(taken)
+    left_out = int(conn.execute(sql, args).get) - len(taken)
     shortened = taken[0][1] != taken[0][0].text
     notes = []
     if left_out > 0:
@@ -526,7 +526,8 @@ def _fit_sections(sections: list[tuple[int, str]], room: int) -> str:
 
 
 def _earlier_sessions(conn: apsw.Connection, project: str, state: SessionState) -> list[str]:
-    rows = conn.execute(  # the sessions table's index, not a scan of the project's chunks
+    # the sessions table's index, not a scan of the project's chunks
+    rows: list[tuple] = conn.execute(
         "SELECT s.id, s.start_time, s.title FROM sessions s"
         " WHERE s.project = ? AND s.start_time < ? AND s.id != ?"
         " AND EXISTS (SELECT 1 FROM chunks c WHERE c.session_id = s.id)"

@@ -104,7 +104,7 @@ def search(
     pool = max(50, reach * 5)
     # Keyword-only answers need just enough spare candidates to replace duplicates;
     # fetching (and reading the text of) 50 rows was a third of its time at 100k chunks.
-    keyword = [
+    keyword: list[tuple[str, float, tuple[str, ...]]] = [
         (h.chunk_id, h.score, ("keyword",))
         for h in keyword_search(
             store.conn, query, project=project,

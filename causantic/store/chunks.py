@@ -125,7 +125,7 @@ def select_chunks(
 
 def count(conn: apsw.Connection) -> int:
     """How many chunks are stored."""
-    return int(conn.execute("SELECT count(*) FROM chunks").fetchone()[0])
+    return int(conn.execute("SELECT count(*) FROM chunks").get)
 
 
 def delete_rowids(conn: apsw.Connection, rowids: Sequence[int]) -> None:

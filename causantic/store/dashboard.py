@@ -29,7 +29,7 @@ def redactions_by_project(conn: apsw.Connection) -> dict[str, int]:
     return dict(conn.execute(
         "SELECT project, sum(redactions) FROM chunks GROUP BY project HAVING sum(redactions) > 0"
         " ORDER BY 2 DESC"
-    ).fetchall())
+    ))
 
 
 def session_lanes(conn: apsw.Connection, project: str | None = None) -> list[dict[str, object]]:
@@ -104,7 +104,7 @@ def optional_table(conn: apsw.Connection, name: str) -> dict[str, object]:
         cursor = conn.execute(f"SELECT * FROM {quoted} LIMIT {OPTIONAL_ROWS}")
     rows = cursor.fetchall()
     cols = [r[1] for r in conn.execute(f"PRAGMA table_info({quoted})")]
-    total = conn.execute(f"SELECT count(*) FROM {quoted}").fetchone()[0]
+    total = conn.execute(f"SELECT count(*) FROM {quoted}").get
     return {"table": name, "available": True, "columns": cols, "total": total,
             "rows": [[f"<{len(v)} bytes>" if isinstance(v, bytes) else v for v in r]
                      for r in rows]}

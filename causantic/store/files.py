@@ -41,7 +41,8 @@ def get_checkpoint(conn: apsw.Connection, path: str) -> Checkpoint | None:
     ).fetchone()
     if row is None:
         return None
-    return Checkpoint(*row[:9], resume_state=json.loads(row[9] or "{}"))
+    # mypy cannot tell that row[:9] fills exactly the first nine fields
+    return Checkpoint(*row[:9], resume_state=json.loads(row[9] or "{}"))  # type: ignore[misc]
 
 
 def ensure_file(conn: apsw.Connection, path: str, kind: str, session_id: str, agent_id: str) -> int:
@@ -51,7 +52,7 @@ def ensure_file(conn: apsw.Connection, path: str, kind: str, session_id: str, ag
         " ON CONFLICT(path) DO NOTHING",
         (path, kind, session_id, agent_id),
     )
-    return int(conn.execute("SELECT id FROM files WHERE path = ?", (path,)).fetchone()[0])
+    return int(conn.execute("SELECT id FROM files WHERE path = ?", (path,)).get)
 
 
 def save_checkpoint(

@@ -20,6 +20,14 @@ class Injection(Record):
 
     __slots__ = ("time", "event", "session_id", "project", "chars", "tokens", "chunk_ids",
                  "lesson_ids")
+    time: str
+    event: str
+    session_id: str
+    project: str
+    chars: int
+    tokens: int
+    chunk_ids: list[str]
+    lesson_ids: list[str]
 
     def __init__(self, time: str, event: str, session_id: str, project: str, chars: int,
                  tokens: int, chunk_ids: list[str], lesson_ids: list[str]) -> None:
@@ -78,6 +86,6 @@ def entries(conn: apsw.Connection, session_id: str | None = None,
 
 def per_session(conn: apsw.Connection, limit: int = 20) -> list[tuple[str, int, int, str]]:
     """(session, injections, tokens, last time) for the sessions injected into most recently."""
-    return [tuple(r) for r in conn.execute(  # type: ignore[misc]
+    return [tuple(r) for r in conn.execute(
         "SELECT session_id, count(*), sum(tokens), max(time) FROM injections"
         " GROUP BY session_id ORDER BY max(time) DESC LIMIT ?", (limit,))]

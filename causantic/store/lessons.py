@@ -27,6 +27,30 @@ class LessonRow(Record):
     """One stored lesson; JSON columns (`attempts`, `fix_files`, `change_chunks`) as text."""
 
     __slots__ = COLUMNS
+    id: str
+    session_id: str
+    project: str
+    time: str
+    tool: str
+    program: str
+    error_class: str
+    signature: str
+    sig_hash: str
+    msg_hash: str
+    informative: int
+    error: str
+    subject: str
+    occurrences: int
+    attempts: str
+    resolved: int
+    fix: str
+    fix_command: str
+    fix_files: str
+    fix_time: str
+    fix_commit: str
+    error_chunk: str
+    fix_chunk: str
+    change_chunks: str
 
     def __init__(self, *values: object, **named: object) -> None:
         self._init(**dict(zip(COLUMNS, values)), **named)
@@ -105,7 +129,8 @@ def list_lessons(
     limit: int = 50,
 ) -> list[LessonRow]:
     """Lessons, newest first, optionally of one project and resolved or not."""
-    where, args = [], []
+    where: list[str] = []
+    args: list[object] = []
     if project:
         where.append("project = ?")
         args.append(project)
@@ -147,5 +172,5 @@ def search_lessons(
 
 def count(conn: apsw.Connection) -> tuple[int, int]:
     """(lessons, resolved lessons)."""
-    row = conn.execute("SELECT count(*), coalesce(sum(resolved), 0) FROM lessons").fetchone()
+    row = conn.execute("SELECT count(*), coalesce(sum(resolved), 0) FROM lessons").get
     return int(row[0]), int(row[1])

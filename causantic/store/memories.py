@@ -225,7 +225,7 @@ def duplicates_of(conn: apsw.Connection, memory_ids: Sequence[str]) -> dict[str,
 def fts_match(conn: apsw.Connection, match: str, project: str | None,
               limit: int = 50) -> list[tuple[int, float]]:
     """(memory rowid, BM25 score, higher is better) for an FTS5 MATCH expression."""
-    rows = conn.execute(
+    rows: list[tuple] = conn.execute(
         "SELECT m.rowid, -bm25(memories_fts, 1.0, 0.0) AS s FROM memories_fts"
         " JOIN memories m ON m.rowid = memories_fts.rowid"
         " WHERE memories_fts MATCH ? AND m.duplicate_of IS NULL"
@@ -320,12 +320,12 @@ def vectors(conn: apsw.Connection, model_id: str, rowids: Sequence[int] | None =
         for batch in _batches(list(rowids)):
             marks = ",".join("?" * len(batch))
             out.update(conn.execute(sql + f" AND v.memory_rowid IN ({marks})",
-                                    (model_id, *batch)).fetchall())
+                                    (model_id, *batch)))
         return out
     if project is not None:
         return dict(conn.execute(sql + " AND (m.project = ? OR m.project = '')"
-                                 " AND m.duplicate_of IS NULL", (model_id, project)).fetchall())
-    return dict(conn.execute(sql + " AND m.duplicate_of IS NULL", (model_id,)).fetchall())
+                                 " AND m.duplicate_of IS NULL", (model_id, project)))
+    return dict(conn.execute(sql + " AND m.duplicate_of IS NULL", (model_id,)))
 
 
 def link_duplicate(conn: apsw.Connection, memory_id: str, original_id: str) -> None:
@@ -363,7 +363,7 @@ def previous_chunk_text(conn: apsw.Connection, chunk_id: str) -> str:
 
 def chunk_rowid_top(conn: apsw.Connection) -> int:
     """The highest chunk rowid stored (0 for none): where the next scan starts."""
-    return int(conn.execute("SELECT coalesce(max(rowid), 0) FROM chunks").fetchone()[0])
+    return int(conn.execute("SELECT coalesce(max(rowid), 0) FROM chunks").get)
 
 
 def sessions_after(conn: apsw.Connection, rowid: int) -> list[str]:
@@ -431,10 +431,10 @@ def counts_since(conn: apsw.Connection, project: str, since: str | None) -> tupl
         "SELECT count(*), coalesce(sum(importance), 0) FROM memories WHERE (project = ?"
         " OR project = '') AND origin != 'reflection' AND created_at > ?",
         (project, since or ""),
-    ).fetchone()
+    ).get
     return int(row[0]), float(row[1])
 
 
-def _batches(items: list[str] | list[int]) -> Iterable[list]:  # type: ignore[type-arg]
+def _batches(items: list[str] | list[int]) -> Iterable[list]:
     for i in range(0, len(items), _BATCH):
         yield items[i : i + _BATCH]

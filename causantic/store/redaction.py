@@ -133,7 +133,7 @@ def memory_rows(conn: apsw.Connection) -> list[tuple[int, str, str]]:
     """(rowid, text, meta) of every remembered observation (none before explicit memory)."""
     if not _table(conn, "memories"):
         return []
-    return conn.execute("SELECT rowid, text, meta FROM memories").fetchall()
+    return list(conn.execute("SELECT rowid, text, meta FROM memories"))
 
 
 def update_memory(conn: apsw.Connection, rowid: int, old: tuple[str, str],
@@ -147,7 +147,7 @@ def feedback_reasons(conn: apsw.Connection) -> list[tuple[int, str]]:
     """(id, reason) of the feedback given on memories, where a reason was given."""
     if not _table(conn, "memory_feedback"):
         return []
-    return conn.execute("SELECT id, reason FROM memory_feedback WHERE reason != ''").fetchall()
+    return list(conn.execute("SELECT id, reason FROM memory_feedback WHERE reason != ''"))
 
 
 def update_feedback_reason(conn: apsw.Connection, feedback_id: int, old: str, new: str) -> None:

@@ -130,7 +130,7 @@ def create_core_tables(conn: apsw.Connection) -> None:
 
 
 def schema_version(conn: apsw.Connection) -> int:
-    return int(conn.execute("PRAGMA user_version").fetchone()[0])
+    return int(conn.execute("PRAGMA user_version").get)
 
 
 def quick_check(conn: apsw.Connection) -> list[str]:

@@ -26,6 +26,12 @@ class StoredState(Record):
     """One stored row (a `Record`: the hook path skips generating a dataclass)."""
 
     __slots__ = ("session_id", "project", "start_time", "end_time", "chunks", "state")
+    session_id: str
+    project: str
+    start_time: str
+    end_time: str
+    chunks: int
+    state: str  # JSON
 
     def __init__(self, session_id: str, project: str, start_time: str, end_time: str,
                  chunks: int, state: str) -> None:
@@ -89,9 +95,10 @@ def session_info(conn: apsw.Connection, session_id: str) -> SessionInfo | None:
 
 def chunk_span(conn: apsw.Connection, session_id: str) -> ChunkSpan:
     """The session's chunk count and latest end time (0 and None without chunks)."""
-    return ChunkSpan(*conn.execute(
+    row: tuple = conn.execute(
         "SELECT count(*), max(end_time) FROM chunks WHERE session_id = ?", (session_id,)
-    ).fetchone())
+    ).fetchone() or (0, None)  # an aggregate always returns one row
+    return ChunkSpan(*row)
 
 
 def latest_summary(conn: apsw.Connection, session_id: str) -> str:

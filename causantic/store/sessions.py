@@ -92,7 +92,7 @@ def file_session_starts(conn: apsw.Connection, file_id: int, before: int) -> dic
             "SELECT s.id, s.start_time FROM sessions s WHERE s.id IN (SELECT DISTINCT session_id"
             " FROM chunks WHERE file_id = ? AND offset < ? AND agent_id = '')",
             (file_id, before),
-        ).fetchall()
+        )
     )
 
 
@@ -102,7 +102,8 @@ def delete_sessions(conn: apsw.Connection, session_ids: Sequence[str]) -> None:
 
 
 def _row(r: tuple) -> SessionRow:
-    return SessionRow(*r[:8], bool(r[8]), r[9], r[10])
+    # mypy cannot tell that r[:8] fills exactly the first eight fields
+    return SessionRow(*r[:8], bool(r[8]), r[9], r[10])  # type: ignore[call-arg]
 
 
 def ids_with_prefix(

@@ -178,13 +178,12 @@ def vector_rows(
         f" FROM chunks c JOIN {VECTORS_META} m ON m.chunk_rowid = c.rowid"
         f" WHERE {_CHUNK.format(p='c.')} ORDER BY c.id"
     )
-    for cid, proj, model, when, rowid, windows in conn.execute(
-        sql, {"project": project, "since": since}
-    ).fetchall():
+    rows: list[tuple] = conn.execute(sql, {"project": project, "since": since}).fetchall()
+    for cid, proj, model, when, rowid, windows in rows:
         base = rowid * WINDOW_SLOTS
-        vectors = [
+        vectors = [  # every window row of a stored chunk exists (written in one transaction)
             conn.execute(f"SELECT embedding FROM {VEC_TABLE} WHERE rowid = ?", (base + w,))
-            .fetchone()[0]
+            .fetchone()[0]  # type: ignore[index]
             for w in range(windows)
         ]
         yield cid, proj, model, when, vectors

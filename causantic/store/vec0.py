@@ -45,7 +45,7 @@ def ensure_vec(conn: apsw.Connection) -> bool:
 
 def vec_version(conn: apsw.Connection) -> str:
     """The loaded sqlite-vec's version (`ensure_vec` first)."""
-    return str(conn.execute("SELECT vec_version()").fetchone()[0])
+    return str(conn.execute("SELECT vec_version()").get)
 
 
 def table_exists(conn: apsw.Connection, name: str = VEC_TABLE) -> bool:

@@ -161,14 +161,15 @@ def load(
     args = (model_id,) if project is None else (model_id, project)
     signature = tuple(conn.execute(
         f"SELECT count(*), max(id), sum(size) FROM {BLOCKS_TABLE} WHERE {where}", args
-    ).fetchone())
+    ).get)
     key = (conn.filename, model_id, project)
     with _cache_lock:
         hit = _cache.get(key)
         if hit is not None and hit[0] == signature:
             _cache.move_to_end(key)
             return hit[1], hit[2]
-    rows = conn.execute(f"SELECT rowids, bits FROM {BLOCKS_TABLE} WHERE {where}", args).fetchall()
+    rows: list[tuple] = conn.execute(
+        f"SELECT rowids, bits FROM {BLOCKS_TABLE} WHERE {where}", args).fetchall()
     rowids = np.frombuffer(b"".join(r[0] for r in rows), dtype=np.int64)
     bits = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.uint8)
     bits = bits.reshape(len(rowids), -1) if len(rowids) else bits.reshape(0, 0)
@@ -186,7 +187,7 @@ def entries(conn: apsw.Connection, model_id: str, project: str | None = None) ->
     if project is not None:
         sql += " AND project = ?"
         args.append(project)
-    return int(conn.execute(sql, args).fetchone()[0])
+    return int(conn.execute(sql, args).get)
 
 
 def ready(conn: apsw.Connection, model_id: str) -> bool:
@@ -217,7 +218,7 @@ def quantized(
             "SELECT chunk_rowid, chunk_id, windows, windows_q FROM chunk_vectors_meta"
             f" WHERE chunk_rowid IN ({marks}) AND +model_id = ? AND windows_q IS NOT NULL",
             (*batch, model_id),
-        ).fetchall()
+        )
     return out
 
 
@@ -237,7 +238,7 @@ def refresh(conn: apsw.Connection, model_id: str) -> int:
     filled = _fill_quantized(conn, model_id)
     live = conn.execute(
         "SELECT count(*) FROM chunk_vectors_meta WHERE model_id = ?", (model_id,)
-    ).fetchone()[0]
+    ).get
     held = entries(conn, model_id)
     if not filled and held >= live and held - live <= STALE_RATIO * live:
         return 0
@@ -250,7 +251,7 @@ def rebuild(conn: apsw.Connection, model_id: str) -> int:
 
     with conn:
         conn.execute(f"DELETE FROM {BLOCKS_TABLE} WHERE model_id = ?", (model_id,))
-        rows = conn.execute(
+        rows: list[tuple] = conn.execute(
             "SELECT m.chunk_rowid, c.project, m.vector FROM chunk_vectors_meta m"
             " JOIN chunks c ON c.rowid = m.chunk_rowid"
             " WHERE m.model_id = ? AND m.windows_q IS NOT NULL ORDER BY c.project, m.chunk_rowid",
@@ -272,7 +273,7 @@ def _fill_quantized(conn: apsw.Connection, model_id: str) -> int:
         "SELECT chunk_rowid, windows FROM chunk_vectors_meta"
         " WHERE model_id = ? AND windows_q IS NULL",
         (model_id,),
-    ).fetchall())
+    ))
     if not todo or not table_exists(conn) or not ensure_vec(conn):
         return 0
     found: dict[int, dict[int, bytes]] = defaultdict(dict)

@@ -196,8 +196,8 @@ def sweep_orphans(conn: apsw.Connection) -> int:
     """
     if not table_exists(conn):
         return 0
-    have = conn.execute(f"SELECT count(*) FROM {VEC_TABLE}_rowids").fetchone()[0]
-    want = conn.execute(f"SELECT coalesce(sum(windows), 0) FROM {META_TABLE}").fetchone()[0]
+    have = conn.execute(f"SELECT count(*) FROM {VEC_TABLE}_rowids").get
+    want = conn.execute(f"SELECT coalesce(sum(windows), 0) FROM {META_TABLE}").get
     if have == want:
         return 0
     with conn:
@@ -234,7 +234,7 @@ class VectorCounts:
 
 def counts(conn: apsw.Connection) -> VectorCounts:
     """Counts for `stats`, `embed` and `reindex` (a full scan of the meta table)."""
-    chunks = conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
+    chunks = conn.execute("SELECT count(*) FROM chunks").get
     if not table_exists(conn, META_TABLE):
         return VectorCounts(chunks, 0, 0, {})
     by_model: dict[str, int] = {}
@@ -331,7 +331,8 @@ def window_vectors(conn: apsw.Connection, chunk_id: str) -> list[bytes]:
     if row is None:
         return []
     base = row[0] * WINDOW_SLOTS
-    return [
-        conn.execute(f"SELECT embedding FROM {VEC_TABLE} WHERE rowid = ?", (base + w,)).fetchone()[0]
+    return [  # every window row of a stored chunk exists (written in one transaction)
+        conn.execute(f"SELECT embedding FROM {VEC_TABLE} WHERE rowid = ?", (base + w,))
+        .fetchone()[0]  # type: ignore[index]
         for w in range(row[1])
     ]

@@ -451,5 +451,6 @@ class Assigner:
             taken = topic_store.topics_of_rowids(conn, rowids)
             rows = [r for r in topic_store.mean_vectors_by_rowid(
                 conn, [r for r in rowids if r not in taken], self.model_id)]
-            return _join_nearest(conn, rows, self._centroids, self._ids, self.threshold,
-                                 self.model_id)
+            joined = _join_nearest(conn, rows, self._centroids, self._ids, self.threshold,
+                                   self.model_id)
+        return joined  # after the block: apsw types `with conn` as one that may swallow errors

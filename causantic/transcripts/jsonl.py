@@ -25,7 +25,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 _DECODER = json.JSONDecoder()
-_SCAN = _DECODER.scan_once  # (text, index) -> (value, end); what json.loads runs underneath
+# (text, index) -> (value, end): what json.loads runs underneath (set by __init__, so typeshed
+# does not list it)
+_SCAN = _DECODER.scan_once  # type: ignore[attr-defined]
 _HEAD = 1024  # the top-level "type" key sits within the first bytes of every record
 MAX_DEPTH = 256  # no real record comes close; deeper data would overflow later recursion
 _MAX_RESYNC = 64  # failed restarts inside one garbage line before the rest of it is dropped
@@ -153,7 +155,7 @@ def _checked(value: dict, line: bytes) -> dict | None:
     """The record made storable (lone surrogates replaced), or None if it cannot be."""
     if _SURROGATE_ESCAPE.search(line):  # a regex scan is faster here than `b"\\u" in line`
         try:
-            value = _scrub(value)
+            value = _scrub(value)  # type: ignore[assignment]  # a dict stays a dict
         except RecursionError:  # nested nearly as deep as the decoder allows
             return None
     return value

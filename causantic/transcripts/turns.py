@@ -436,7 +436,7 @@ class _Parser:
             elif btype in ("tool_use", "server_tool_use"):
                 turn = turn or self.ensure_turn(s, offset)
                 name = _str(b.get("name")) or "tool"
-                inp = b.get("input") if isinstance(b.get("input"), dict) else {}
+                inp = v if isinstance(v := b.get("input"), dict) else {}
                 if too_deep(inp):  # would overflow json.dumps when stored
                     inp = {}
                 block = Block("tool_use", "", name=name, tool_id=_str(b.get("id")), input=inp)

@@ -149,8 +149,8 @@ def _atomic_writer(path: Path) -> Iterator[IO[str]]:
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=folder)
     try:
         with os.fdopen(fd, "wb") as raw:
-            binary: IO[bytes] = (gzip.GzipFile(fileobj=raw, mode="wb", mtime=0)
-                                 if path.suffix == ".gz" else raw)
+            binary: gzip.GzipFile | io.BufferedWriter = (
+                gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) if path.suffix == ".gz" else raw)
             with io.TextIOWrapper(binary, encoding="utf-8", newline="\n") as text:
                 yield text
         os.replace(tmp, path)
@@ -324,7 +324,7 @@ def _merge(store: Store, path: Path, lines: Iterator[tuple[int, dict]], report: 
                             "has no such table.")
 
 
-def _clashes(conn, row: dict) -> bool:  # type: ignore[no-untyped-def]
+def _clashes(conn, row: dict) -> bool:
     """A topic id the target already uses for a different topic."""
     found = sql.topic_name(conn, row.get("id"))
     return found is not None and found != row.get("name")
@@ -341,7 +341,7 @@ class _VectorWriter:
         self.report = report
         self.result = report.tables.setdefault(VECTORS, sql.Merge())
         self.ok = store.load_vec()
-        self.pending: list[tuple[str, str, object]] = []  # (model, when, EmbeddedChunk)
+        self.pending: list[tuple] = []  # (model, when, EmbeddedChunk)
         if not self.ok:
             report.notes.append("Vectors were not imported: the sqlite-vec extension cannot load "
                                 "here (run `causantic embed` to recompute them).")
