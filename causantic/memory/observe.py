@@ -22,7 +22,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -127,7 +127,7 @@ def prepare(
     origin: str = "explicit",
     created_at: str | None = None,
     redact: Redact | None = None,
-    importance_table: dict[str, float] | None = None,
+    importance_table: Mapping[str, float] | None = None,
     meta: dict[str, object] | None = None,
 ) -> sql.NewMemory:
     """Validate, redact and hash one observation (nothing is written).
@@ -183,7 +183,7 @@ def observe(
     session_id: str | None = None,
     origin: str = "explicit",
     redact: Redact | None = None,
-    importance_table: dict[str, float] | None = None,
+    importance_table: Mapping[str, float] | None = None,
     embed: bool = True,
     model_dir: str | Path | None = None,
     near_days: float = NEAR_DAYS,
