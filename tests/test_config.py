@@ -76,10 +76,16 @@ def test_without_a_config_file_every_section_has_its_defaults(tmp_path: Path):
 
 
 def test_defaults_kept_elsewhere_agree_with_the_table():
+    """Defaults of functions that other callers (bench/) use without settings."""
+    import inspect
+
     from causantic.memory.rank import DEFAULT
     from causantic.memory.recall import weights_from
+    from causantic.retrieval.prompt import prompt_recall
 
     assert weights_from(MemorySettings()) == DEFAULT
+    coverage = inspect.signature(prompt_recall).parameters["min_coverage"].default
+    assert coverage == HookSettings().prompt_min_coverage
 
 
 def test_values_from_the_file_reach_their_sections(tmp_path: Path):

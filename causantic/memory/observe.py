@@ -28,6 +28,7 @@ from pathlib import Path
 
 import apsw
 
+from causantic.config import MemorySettings
 from causantic.errors import UsageError
 from causantic.memory import DEFAULT_IMPORTANCE, MAX_TEXT, ORIGINS, TYPES
 from causantic.records import Record
@@ -36,7 +37,7 @@ from causantic.store.db import Store
 from causantic.timestamps import iso_utc
 
 NEAR_COSINE = 0.90
-NEAR_DAYS = 7
+NEAR_DAYS = MemorySettings().near_days  # `[memory] near_days` as config.KEYS sets it
 
 Redact = Callable[[str], tuple[str, int]]
 
