@@ -32,11 +32,12 @@ from pathlib import Path
 from typing import Any
 
 from bench.common import REPO_ROOT, cli_main, percentile, print_table, write_result
+from causantic.config import LessonSettings
 
 LABELS = Path(__file__).parent / "lessons_labels.json"
 SHARED = Path("/work/shared/transcripts")
 OWN = REPO_ROOT / "tests" / "data" / "lessons"
-PERMISSIVE = {"match": "message", "unresolved": True, "builtin_tools": True}
+PERMISSIVE = LessonSettings(match="message", unresolved=True, builtin_tools=True)
 
 
 def _ingest_all(db: Path, roots: list[Path]) -> None:
@@ -103,7 +104,7 @@ def replay(roots: list[Path], tiny: bool = False) -> dict[str, Any]:
                                          lessons_from_events(sid, project, events[:i])])
                     for scope, conn in (("earlier sessions", e_store.conn),
                                         ("earlier turns", p_store.conn)):
-                        for mode, opts in (("default", {}), ("permissive", PERMISSIVE)):
+                        for mode, opts in (("default", LessonSettings()), ("permissive", PERMISSIVE)):
                             match = lookup(conn, ev.tool, ev.subject, ev.body, project=project,
                                            options=opts)
                             if match is None:

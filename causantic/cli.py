@@ -11,7 +11,7 @@ import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from causantic.config import Settings, load_settings
+from causantic.config import ANSWER_TOKENS, Settings, load_settings
 from causantic.errors import CausanticError, UsageError, describe
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing on the hook path
@@ -94,11 +94,11 @@ def report_line(report) -> str:
 
 
 def cmd_search(args: argparse.Namespace, settings: Settings) -> int:
-    from causantic.retrieval.expand import enabled
     from causantic.retrieval.search import search
     from causantic.store import open_store
 
-    expansion = enabled(settings.raw) if args.cluster_expansion is None else args.cluster_expansion
+    expansion = (settings.search.cluster_expansion if args.cluster_expansion is None
+                 else args.cluster_expansion)
 
     with open_store(settings.db_path, readonly=True) as store:
         result = search(
@@ -106,7 +106,7 @@ def cmd_search(args: argparse.Namespace, settings: Settings) -> int:
             _query(args),
             project=args.project,
             limit=args.limit,
-            max_tokens=args.max_tokens or settings.max_tokens,
+            max_tokens=args.max_tokens or settings.search.max_tokens,
             mode=args.mode,
             cluster_expansion=expansion,
         )
@@ -115,7 +115,7 @@ def cmd_search(args: argparse.Namespace, settings: Settings) -> int:
 
         result = attach_memories(store, result, args.query, project=args.project,
                                  mode=args.mode, settings=settings,
-                                 max_tokens=args.max_tokens or settings.max_tokens)
+                                 max_tokens=args.max_tokens or settings.search.max_tokens)
         answer, text = attach_lessons(store.conn, args.query, args.project, result.as_dict(),
                                       result.text)
     _emit(args, answer, text)
@@ -202,14 +202,14 @@ def _chain(args: argparse.Namespace, settings: Settings, direction: str) -> int:
 
     with open_store(settings.db_path, readonly=True) as store:
         result = walk(store, _query(args), direction, project=args.project, limit=args.limit,
-                      max_tokens=args.max_tokens or settings.max_tokens, max_chars=args.max_chars)
+                      max_tokens=args.max_tokens or settings.search.max_tokens, max_chars=args.max_chars)
         if direction == "backward":
             from causantic.memory.commands import attach as attach_memories
             from causantic.retrieval.lessons import attach as attach_lessons
 
             result = attach_memories(store, result, args.query, project=args.project,
                                      mode="hybrid", settings=settings,
-                                     max_tokens=args.max_tokens or settings.max_tokens)
+                                     max_tokens=args.max_tokens or settings.search.max_tokens)
             answer, text = attach_lessons(store.conn, args.query, args.project,
                                           result.as_dict(), result.text)
         else:
@@ -228,7 +228,7 @@ def cmd_reconstruct(args: argparse.Namespace, settings: Settings) -> int:
             store.conn, args.project, mode=args.mode, session=args.session,
             previous_session=args.previous_session, current_session=args.current_session,
             days_back=args.days_back, start=args.start, end=args.end,
-            max_tokens=args.max_tokens or settings.max_tokens, max_chars=args.max_chars,
+            max_tokens=args.max_tokens or settings.search.max_tokens, max_chars=args.max_chars,
         )
     _emit(args, result.as_dict(), result.text)
     return 0
@@ -359,13 +359,12 @@ def cmd_topics(args: argparse.Namespace, settings: Settings) -> int:
 
     action = getattr(args, "topics_command", None)
     if action == "rebuild":
-        from causantic.topics.maintain import rebuild, topic_settings
+        from causantic.topics.maintain import rebuild
 
-        config = topic_settings(settings.raw)
         if not settings.db_path.exists():
             raise CausanticError(f"no memory yet at {settings.db_path}; run `causantic ingest` first")
         with open_store(settings.db_path) as store:
-            report = rebuild(store, settings=config)
+            report = rebuild(store, settings=settings.topics)
         _emit(args, {**report.as_dict(), "text": report.summary()}, report.summary())
         return 0
     with open_store(settings.db_path, readonly=True) as store:
@@ -521,7 +520,7 @@ def build_parser() -> argparse.ArgumentParser:
                        "worktree folder name, or a path inside it such as .")
         p.add_argument("--limit", type=_positive,
                        help="most results (default: as many as the budget holds)")
-        p.add_argument("--max-tokens", type=_positive, help="answer budget in tokens (default 4000)")
+        p.add_argument("--max-tokens", type=_positive, help=f"answer budget in tokens (default {ANSWER_TOKENS})")
         p.add_argument("--json", action="store_true", help="one JSON object (DESIGN.md section 4)")
 
     p = command("ingest", cmd_ingest, "Read transcripts into memory, incrementally.",
@@ -599,7 +598,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="from this date or time (ISO, UTC unless it has an offset)")
     p.add_argument("--to", dest="end", metavar="WHEN",
                    help="up to this date (the whole day) or time")
-    p.add_argument("--max-tokens", type=_positive, help="answer budget in tokens (default 4000)")
+    p.add_argument("--max-tokens", type=_positive, help=f"answer budget in tokens (default {ANSWER_TOKENS})")
     p.add_argument("--max-chars", type=_positive, help="hard cap on the answer's characters")
     p.add_argument("--json", action="store_true", help="one JSON object (DESIGN.md section 4)")
 

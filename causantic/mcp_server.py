@@ -28,7 +28,7 @@ from mcp_types import ToolAnnotations
 from pydantic import Field
 
 from causantic import __version__
-from causantic.config import Settings
+from causantic.config import ANSWER_TOKENS, Settings
 from causantic.errors import CausanticError, describe
 from causantic.store.db import Store
 
@@ -49,7 +49,7 @@ Project = Annotated[
 ]
 MaxTokens = Annotated[
     int | None,
-    Field(ge=200, le=20000, description="Answer budget in tokens (default 4000)."),
+    Field(ge=200, le=20000, description=f"Answer budget in tokens (default {ANSWER_TOKENS})."),
 ]
 Limit = Annotated[int | None, Field(ge=1, le=50, description=(
     "Most results (default: as many as the token budget holds)."))]
@@ -68,7 +68,7 @@ def build_server(settings: Settings) -> MCPServer:
                         structured_output=False)
 
     def budget(max_tokens: int | None) -> int:
-        return max_tokens or settings.max_tokens
+        return max_tokens or settings.search.max_tokens
 
     @tool("search")
     def search(
@@ -83,14 +83,13 @@ def build_server(settings: Settings) -> MCPServer:
     ) -> str:
         """What do we know about X: past discussion, errors, decisions, files, commands, ranked by relevance. Not for "what happened last/recently" (use reconstruct) or "how did we get to X" (use recall)."""
         from causantic.memory.commands import attach as attach_memories
-        from causantic.retrieval.expand import enabled
         from causantic.retrieval.lessons import attach as attach_lessons
         from causantic.retrieval.search import search as run
 
         with _store(settings) as store:
             result = run(store, query, project=project, limit=limit,
                          max_tokens=budget(max_tokens), mode=mode,
-                         cluster_expansion=enabled(settings.raw))
+                         cluster_expansion=settings.search.cluster_expansion)
             result = attach_memories(store, result, query, project=project, mode=mode,
                                      settings=settings, max_tokens=budget(max_tokens))
             answer, text = attach_lessons(store.conn, query, project, result.as_dict(),

@@ -21,7 +21,7 @@ from causantic.wording import plural
 
 def make_redact(settings: Settings):
     """The redact(text) -> (text, count) function ingest applies to everything it stores."""
-    redactor = Redactor(settings.redaction_patterns)
+    redactor = Redactor(settings.redaction.patterns)
 
     def redact(text: str) -> tuple[str, int]:
         r = redactor.redact(text)
@@ -85,7 +85,7 @@ def _observe(store, settings: Settings, redact, report: IngestReport) -> None:
     from causantic.memory.maintain import after_ingest
 
     try:
-        after_ingest(store, settings.raw, redact)
+        after_ingest(store, settings.memory, redact)
     except (apsw.BusyError, DatabaseBusy):
         report.problems.append("automatic observations deferred to the next ingest: another "
                                "process was writing")
@@ -135,7 +135,6 @@ def run_embed(settings: Settings, *, progress: bool = False, reindex: bool = Fal
     Interrupted (Ctrl-C) saying how many chunks were kept (vectors commit batch by batch).
     """
     from causantic.embedding import embed_pending
-    from causantic.topics.maintain import topic_settings
 
     line = ProgressLine() if progress else None
     done = [0, 0]
@@ -154,8 +153,8 @@ def run_embed(settings: Settings, *, progress: bool = False, reindex: bool = Fal
                 if line is not None:
                     line.update("embed: another causantic process is embedding; waiting for it")
                 with file_lock(embed_lock(settings)):
-                    return _embed(settings, reindex, limit, show, embed_pending, topic_settings)
-            return _embed(settings, reindex, limit, show, embed_pending, topic_settings)
+                    return _embed(settings, reindex, limit, show, embed_pending)
+            return _embed(settings, reindex, limit, show, embed_pending)
     except KeyboardInterrupt:
         kept = (f"{done[0]} of {plural(done[1], 'chunk')} embedded and kept" if done[1]
                 else "no vectors were written")
@@ -172,16 +171,16 @@ def embed_lock(settings: Settings) -> Path:
     return settings.home / "locks" / "embedding.lock"
 
 
-def _embed(settings, reindex, limit, show, embed_pending, topic_settings):
+def _embed(settings, reindex, limit, show, embed_pending):
     with open_store(settings.db_path) as store:
         from causantic.memory.maintain import embed_memories
 
-        embed_memories(store, settings.raw, settings.model_dir)
+        embed_memories(store, settings.memory, settings.model_dir)
         return embed_pending(
             store,
             model_dir=None if settings.model_dir is None else str(settings.model_dir),
             reindex=reindex,
             limit=limit,
             progress=show,
-            topic_threshold=topic_settings(settings.raw).threshold,
+            topic_threshold=settings.topics.threshold,
         )

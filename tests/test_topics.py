@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 from causantic.cli import main as cli_main
-from causantic.config import load_settings
+from causantic.config import SearchSettings, load_settings
 from causantic.errors import CausanticError, UsageError
 from causantic.pipeline import run_embed, run_ingest
 from causantic.retrieval import expand as expand_mod
@@ -26,7 +26,7 @@ from causantic.retrieval.search import search
 from causantic.store import open_store
 from causantic.store import topics as topic_store
 from causantic.topics import maps
-from causantic.topics.maintain import Assigner, TopicSettings, rebuild, topic_settings
+from causantic.topics.maintain import Assigner, TopicSettings, rebuild
 from causantic.topics.naming import BACKGROUND, name_topics, tokens
 
 from .conftest import PYTHON, SAMPLES, SHARED_TRANSCRIPTS
@@ -208,7 +208,7 @@ def test_embedding_new_chunks_assigns_them_by_the_configured_threshold(
         shutil.copy2(topics_db, db)
         config.write_text(f"[topics]\nthreshold = {threshold}\n")
         settings = load_settings(db=db)
-        assert topic_settings(settings.raw).threshold == threshold
+        assert settings.topics.threshold == threshold
         run_ingest(settings, spotter)
         report = run_embed(settings)
         assert report.embedded >= 3
@@ -229,7 +229,7 @@ def test_embedding_new_chunks_assigns_them_by_the_configured_threshold(
 ])
 def test_bad_topic_settings_are_one_line_usage_errors(table: dict, message: str):
     with pytest.raises(UsageError, match=message):
-        topic_settings(table)
+        TopicSettings.from_config(table)
 
 
 # -- naming --------------------------------------------------------------------------------
@@ -434,8 +434,8 @@ def test_expansion_respects_the_project_filter_and_its_limits(topics_db: Path):
         assert expand_mod.expand(conn, hits, topics=0) == hits
         with pytest.raises(UsageError, match="sibling order"):
             expand_mod.expand(conn, hits, order="random")
-    assert expand_mod.enabled({}) is False
-    assert expand_mod.enabled({"search": {"cluster_expansion": True}}) is True
+    assert SearchSettings.from_config({}).cluster_expansion is False
+    assert SearchSettings.from_config({"search": {"cluster_expansion": True}}).cluster_expansion is True
 
 
 # -- forgetting ----------------------------------------------------------------------------

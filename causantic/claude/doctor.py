@@ -196,7 +196,7 @@ def _hooks(settings: Settings, settings_json: dict | str | None) -> list[Check]:
                          f'{path} has "disableAllHooks": true; no hook runs, causantic included'))
     raw_hooks = settings_json.get("hooks")
     hooks: dict = raw_hooks if isinstance(raw_hooks, dict) else {}
-    wanted = [s for s in HOOK_SPECS if s.command != "user-prompt-submit" or settings.hook_prompt_recall]
+    wanted = [s for s in HOOK_SPECS if s.command != "user-prompt-submit" or settings.hooks.user_prompt_submit]
     from causantic.claude.lesson_hook import registered
 
     wanted = [s for s in wanted if s.command != "post-tool-use" or registered(settings, s.event)]

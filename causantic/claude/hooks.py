@@ -183,7 +183,7 @@ def session_start(payload: dict[str, Any], settings: Settings) -> HookResult:
     if not settings.db_path.exists():
         result.details["briefing"] = "no memory yet"
         return result
-    cap = min(settings.session_start_chars, HARD_INJECTION_CAP)
+    cap = min(settings.hooks.session_start_chars, HARD_INJECTION_CAP)
     room = cap - len(wrap_memory("", "briefing"))
     restored = ""
     if compacted:  # add back what the compaction summary dropped (causantic.lessons.compact)
@@ -203,7 +203,7 @@ def session_start(payload: dict[str, Any], settings: Settings) -> HookResult:
     text = clip(text, room)
     context = wrap_memory(text, "briefing")
     result.details["chars"] = len(context)
-    if _option(settings, "session_start_output", "json") == "text":
+    if settings.hooks.session_start_output == "text":
         result.output = context
     else:
         result.output = json.dumps(
@@ -311,7 +311,7 @@ def clip(text: str, max_chars: int) -> str:
 
 def user_prompt_submit(payload: dict[str, Any], settings: Settings) -> HookResult:
     """Keyword recall for the prompt, only when switched on and only for strong matches."""
-    if not settings.hook_prompt_recall:
+    if not settings.hooks.user_prompt_submit:
         return HookResult(record=False)
     from causantic.transcripts.project import project_for_cwd
 
@@ -326,9 +326,8 @@ def user_prompt_submit(payload: dict[str, Any], settings: Settings) -> HookResul
     from causantic.retrieval.prompt import prompt_recall
     from causantic.store import open_store
 
-    cap = min(settings.prompt_chars, HARD_INJECTION_CAP)
+    cap = min(settings.hooks.prompt_chars, HARD_INJECTION_CAP)
     room = cap - len(wrap_memory("", "recall"))
-    min_coverage = float(_option(settings, "prompt_min_coverage", 0.5))
     with open_store(settings.db_path, readonly=True, busy_timeout_ms=PROMPT_BUSY_MS) as store:
         result.project = project_at(store.conn, cwd)
         recall = prompt_recall(
@@ -337,7 +336,7 @@ def user_prompt_submit(payload: dict[str, Any], settings: Settings) -> HookResul
             project=result.project,
             exclude_session=session_id or None,
             max_chars=room,
-            min_coverage=min_coverage,
+            min_coverage=settings.hooks.prompt_min_coverage,
         )
     result.details["matches"] = recall.matches
     if not recall.text:
@@ -662,13 +661,6 @@ def describe(exc: BaseException) -> str:
     if isinstance(exc, OSError) and exc.strerror:
         return f"{exc.strerror}: {exc.filename}" if exc.filename else exc.strerror
     return f"{type(exc).__name__}: {exc}"
-
-
-def _option(settings: Settings, key: str, default: Any) -> Any:
-    hooks = settings.raw.get("hooks") if isinstance(settings.raw, dict) else None
-    if isinstance(hooks, dict) and key in hooks:
-        return hooks[key]
-    return default
 
 
 def _str(value: object) -> str:

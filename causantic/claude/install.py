@@ -165,7 +165,7 @@ def plan_install(
     Raises CausanticError when a config file exists but is not a JSON object.
     """
     specs = [s for s in HOOK_SPECS
-             if s.command != "user-prompt-submit" or settings.hook_prompt_recall]
+             if s.command != "user-prompt-submit" or settings.hooks.user_prompt_submit]
     from causantic.claude.lesson_hook import registered
 
     specs = [s for s in specs if s.command != "post-tool-use" or registered(settings, s.event)]
@@ -175,7 +175,7 @@ def plan_install(
     summary = _merge_hooks(after_data, specs, db)
     changes = [_change(path, before, data, after_data, summary)]
     notes = []
-    if not settings.hook_prompt_recall:
+    if not settings.hooks.user_prompt_submit:
         notes.append("UserPromptSubmit recall is off ([hooks] user_prompt_submit = false).")
     if register_mcp:
         cpath = claude_json_path(settings)

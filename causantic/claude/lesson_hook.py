@@ -29,22 +29,6 @@ if TYPE_CHECKING:
     from typing import Any
 
 
-def options(settings: Settings) -> dict[str, Any]:
-    """The `[lessons]` table of the config file ({} when absent)."""
-    table = settings.raw.get("lessons") if isinstance(settings.raw, dict) else None
-    return dict(table) if isinstance(table, dict) else {}
-
-
-#: Whether the lookup runs when the config does not say: set from the measured precision
-#: (bench/lessons.py; README "Lessons").
-HOOK_DEFAULT = True
-
-
-def hook_enabled(settings: Settings) -> bool:
-    """`[lessons] hook`, else HOOK_DEFAULT."""
-    return bool(options(settings).get("hook", HOOK_DEFAULT))
-
-
 def registered(settings: Settings, event: str) -> bool:
     """Whether `install` registers the lesson hook for this Claude Code event.
 
@@ -53,15 +37,15 @@ def registered(settings: Settings, event: str) -> bool:
     it starts a process after every Bash call, and in the replay it made no offer (0 on 83
     successful calls whose output showed error lines).
     """
-    if not hook_enabled(settings):
+    if not settings.lessons.hook:
         return False
-    return event != "PostToolUse" or bool(options(settings).get("bash_output", False))
+    return event != "PostToolUse" or settings.lessons.bash_output
 
 
 def post_tool_use(payload: dict[str, Any], settings: Settings) -> HookResult:
     """Look the failed call's error up among past lessons; inject the best one if it is good."""
-    opts = options(settings)
-    if not bool(opts.get("hook", HOOK_DEFAULT)) or not settings.db_path.exists():
+    opts = settings.lessons
+    if not opts.hook or not settings.db_path.exists():
         return HookResult(record=False)
     from causantic.lessons.surface import error_text
 

@@ -113,7 +113,6 @@ class Api:
         return found
 
     def search(self, q: dict[str, str]) -> dict[str, Any]:
-        from causantic.retrieval.expand import enabled
         from causantic.retrieval.search import search
 
         mode = q.get("mode") or "hybrid"
@@ -122,8 +121,8 @@ class Api:
         with self._store() as store:  # the CLI's defaults, config included
             return search(store, _required(q, "q"), project=q.get("project") or None,
                           limit=_int(q, "limit", 10), mode=mode,
-                          max_tokens=self.settings.max_tokens,
-                          cluster_expansion=enabled(self.settings.raw)).as_dict()
+                          max_tokens=self.settings.search.max_tokens,
+                          cluster_expansion=self.settings.search.cluster_expansion).as_dict()
 
     def recall(self, q: dict[str, str]) -> dict[str, Any]:
         return self._walk(q, "backward")
@@ -136,7 +135,7 @@ class Api:
 
         with self._store() as store:
             return walk(store, _required(q, "q"), direction, project=q.get("project") or None,
-                        limit=_int(q, "limit", 10), max_tokens=self.settings.max_tokens).as_dict()
+                        limit=_int(q, "limit", 10), max_tokens=self.settings.search.max_tokens).as_dict()
 
     def topics(self, q: dict[str, str]) -> dict[str, Any]:
         from causantic.topics import maps

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 
+from causantic.config import LessonSettings
 from causantic.lessons.signature import Signature, error_line, is_error_line
 
 TYPE_CHECKING = False
@@ -101,10 +102,10 @@ def signatures(tool: str, subject: str, text: str) -> list[Signature]:
 
 
 def wanted_signatures(tool: str, subject: str, text: str,
-                      options: dict[str, object] | None = None) -> list[Signature]:
+                      options: LessonSettings | None = None) -> list[Signature]:
     """The signatures `lookup` would search for; [] when nothing is worth a query (the hook
-    then exits without opening the database)."""
-    if tool in BUILTIN_TOOLS and not (options or {}).get("builtin_tools", False):
+    then exits without opening the database). `options`: `[lessons]` (default: defaults)."""
+    if tool in BUILTIN_TOOLS and not (options or LessonSettings()).builtin_tools:
         return []
     return signatures(tool, subject, text)
 
@@ -117,7 +118,7 @@ def lookup(
     *,
     project: str | Callable[[], str] = "",
     session_id: str = "",
-    options: dict[str, object] | None = None,
+    options: LessonSettings | None = None,
 ) -> Match | None:
     """The best lesson for this error, or None when no lesson matches well (see above).
 
@@ -126,13 +127,13 @@ def lookup(
     """
     from causantic.store.lessons import find_by_message
 
-    options = options or {}
+    options = options or LessonSettings()
     sigs = wanted_signatures(tool, subject, text, options)
     if not sigs:
         return None
     exact = {s.sig_hash for s in sigs}
-    unresolved = bool(options.get("unresolved", False))
-    message_level = options.get("match", "exact") == "message"
+    unresolved = options.unresolved
+    message_level = options.match == "message"
     rank = {s.msg_hash: -i for i, s in reversed(list(enumerate(sigs)))}  # first line first
     best: tuple[tuple[int, int, int, int, str], LessonRow, bool] | None = None
     candidates = find_by_message(conn, list(rank))

@@ -28,7 +28,6 @@ def _writable(settings: Settings):
 
 
 def cmd_remember(args: argparse.Namespace, settings: Settings) -> int:
-    from causantic.memory import importance_table, option
     from causantic.memory.observe import observe
     from causantic.pipeline import make_redact
 
@@ -38,9 +37,9 @@ def cmd_remember(args: argparse.Namespace, settings: Settings) -> int:
     with _writable(settings) as store:
         done = observe(store, text, type=args.type, importance=args.importance,
                        project=args.project or "", cites=args.cite or (),
-                       redact=make_redact(settings), importance_table=importance_table(settings.raw),
+                       redact=make_redact(settings), importance_table=settings.memory.importance,
                        embed=not args.no_embed, model_dir=settings.model_dir,
-                       near_days=float(option(settings.raw, "near_days", 7.0)))
+                       near_days=settings.memory.near_days)
     _emit(args, done.as_dict(), done.text)
     return 0
 
@@ -104,7 +103,7 @@ def attach(store: Any, result: Any, query: str, *, project: str | None, mode: st
     """`result` (search or recall) with the best matching memories shown first."""
     from causantic.memory.recall import memory_hits, with_memories
 
-    hits = memory_hits(store, query, project=project, raw=settings.raw,
+    hits = memory_hits(store, query, project=project, memory=settings.memory,
                        use_vectors=mode != "keyword")
     return with_memories(result, hits, max_tokens)
 

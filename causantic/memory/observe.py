@@ -22,12 +22,13 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import apsw
 
+from causantic.config import MemorySettings
 from causantic.errors import UsageError
 from causantic.memory import DEFAULT_IMPORTANCE, MAX_TEXT, ORIGINS, TYPES
 from causantic.records import Record
@@ -36,7 +37,7 @@ from causantic.store.db import Store
 from causantic.timestamps import iso_utc
 
 NEAR_COSINE = 0.90
-NEAR_DAYS = 7
+NEAR_DAYS = MemorySettings().near_days  # `[memory] near_days` as config.KEYS sets it
 
 Redact = Callable[[str], tuple[str, int]]
 
@@ -127,7 +128,7 @@ def prepare(
     origin: str = "explicit",
     created_at: str | None = None,
     redact: Redact | None = None,
-    importance_table: dict[str, float] | None = None,
+    importance_table: Mapping[str, float] | None = None,
     meta: dict[str, object] | None = None,
 ) -> sql.NewMemory:
     """Validate, redact and hash one observation (nothing is written).
@@ -182,7 +183,7 @@ def observe(
     session_id: str | None = None,
     origin: str = "explicit",
     redact: Redact | None = None,
-    importance_table: dict[str, float] | None = None,
+    importance_table: Mapping[str, float] | None = None,
     embed: bool = True,
     model_dir: str | Path | None = None,
     near_days: float = NEAR_DAYS,

@@ -15,13 +15,14 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
 import apsw
 
-from causantic.memory import TYPES, option
+from causantic.config import MemorySettings
+from causantic.memory import TYPES
 from causantic.memory.observe import memory_dict
 from causantic.memory.rank import DEFAULT, Candidate, Weights, rank, recency, relevance
 from causantic.records import Record
@@ -41,20 +42,11 @@ SHOWN = 3  # most memories shown beside search results
 MEMORY_SHARE = 4  # memories take at most 1/MEMORY_SHARE of an answer's budget
 
 
-def weights_from(raw: Mapping[str, Any] | None) -> Weights:
+def weights_from(memory: MemorySettings) -> Weights:
     """Ranking weights from `[memory]` (relevance_weight, importance_weight, recency_weight,
-    recency = "logical" | "wall")."""
-    try:
-        return Weights(
-            float(option(raw, "relevance_weight", DEFAULT.relevance)),
-            float(option(raw, "importance_weight", DEFAULT.importance)),
-            float(option(raw, "recency_weight", DEFAULT.recency)),
-            str(option(raw, "recency", DEFAULT.clock)),
-        )
-    except ValueError as exc:
-        from causantic.errors import UsageError
-
-        raise UsageError(f"config: [memory] {exc}") from None
+    recency = "logical" | "wall"; checked when settings load)."""
+    return Weights(memory.relevance_weight, memory.importance_weight, memory.recency_weight,
+                   memory.recency)
 
 
 def candidates(
@@ -206,13 +198,16 @@ class MemoryHit(Record):
         }
 
 
-def memory_hits(store: Store, query: str, *, project: str | None, raw: Mapping[str, Any] | None,
-                use_vectors: bool = True, model_dir: str | None = None) -> list[MemoryHit]:
-    """The few memories worth showing beside a search/recall answer (may be empty)."""
-    if not option(raw, "in_search", True):
+def memory_hits(store: Store, query: str, *, project: str | None,
+                memory: MemorySettings | None = None, use_vectors: bool = True,
+                model_dir: str | None = None) -> list[MemoryHit]:
+    """The few memories worth showing beside a search/recall answer (may be empty); `memory`
+    is `[memory]` of the config (default: the defaults)."""
+    memory = memory or MemorySettings()
+    if not memory.in_search:
         return []
     ranked = retrieve(store, query, project=project, limit=SHOWN * 3,
-                      weights=weights_from(raw), use_vectors=use_vectors, model_dir=model_dir)
+                      weights=weights_from(memory), use_vectors=use_vectors, model_dir=model_dir)
     ranked = [c for c in ranked if c.relevance >= MIN_SHOWN][:SHOWN]
     dups = sql.duplicates_of(store.conn, [c.memory.id for c in ranked])
     return [MemoryHit.of(c, len(dups.get(c.memory.id, []))) for c in ranked]

@@ -46,7 +46,6 @@ def add_tools(mcp: MCPServer, tool: Callable[..., Any], settings: Settings,
             "Chunk ids the statement rests on (from search/reflect)."))] = None,
     ) -> str:
         """Remember something for future sessions: a user's standing instruction ("always use pnpm"), a decision and its reason, a hard-won fix, or an insight/procedure you drew after `reflect`. Stored locally, shown in session briefings and in search results. An exact repeat is counted, not duplicated."""
-        from causantic.memory import importance_table, option
         from causantic.memory.observe import observe as run
         from causantic.pipeline import make_redact
 
@@ -54,9 +53,9 @@ def add_tools(mcp: MCPServer, tool: Callable[..., Any], settings: Settings,
         with errors(), writable() as store:
             return run(store, content, type=observation_type, importance=importance,
                        project=project or "", cites=cites or (), origin=origin,
-                       redact=make_redact(settings), importance_table=importance_table(settings.raw),
+                       redact=make_redact(settings), importance_table=settings.memory.importance,
                        model_dir=settings.model_dir,
-                       near_days=float(option(settings.raw, "near_days", 7.0))).text
+                       near_days=settings.memory.near_days).text
 
     @tool("memories")
     def memories(

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from causantic.config import MODEL_DIR_ENV  # the variable that points at a built model directory
 from causantic.errors import ModelUnavailable
 
 #: Model + export + revision of the export; stored with every vector.
@@ -37,8 +38,6 @@ DIM = 384
 #: Word pieces the model reads per window, [CLS] and [SEP] included (its training length).
 MAX_TOKENS = 256
 
-#: Environment variable that points at a built model directory.
-MODEL_DIR_ENV = "CAUSANTIC_MODEL_DIR"
 #: Files of a built model directory.
 MODEL_FILE = "model.onnx"
 TOKENIZER_FILE = "tokenizer.json"

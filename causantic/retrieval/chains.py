@@ -49,6 +49,7 @@ from dataclasses import dataclass, field
 
 import apsw
 
+from causantic.config import ANSWER_TOKENS
 from causantic.errors import UsageError
 from causantic.retrieval import render
 from causantic.retrieval.fts import query_terms
@@ -164,7 +165,7 @@ def recall(
     *,
     project: str | None = None,
     limit: int | None = None,
-    max_tokens: int = 4000,
+    max_tokens: int = ANSWER_TOKENS,
     max_chars: int | None = None,
     seeds: int = DEFAULT_SEEDS,
     search_mode: str = "hybrid",
@@ -198,7 +199,7 @@ def predict(
     *,
     project: str | None = None,
     limit: int | None = None,
-    max_tokens: int = 4000,
+    max_tokens: int = ANSWER_TOKENS,
     max_chars: int | None = None,
     seeds: int = DEFAULT_SEEDS,
     search_mode: str = "hybrid",
@@ -218,7 +219,7 @@ def walk(
     *,
     project: str | None = None,
     limit: int | None = None,
-    max_tokens: int = 4000,
+    max_tokens: int = ANSWER_TOKENS,
     max_chars: int | None = None,
     seeds: int = DEFAULT_SEEDS,
     search_mode: str = "hybrid",

@@ -18,9 +18,6 @@ Pure SQL plus a little numpy for ``order="hit"`` (search has imported numpy by t
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
 import apsw
 
 from causantic.errors import UsageError
@@ -37,22 +34,6 @@ ORDERS = ("centroid", "hit")
 #: What search uses (bench/topics.py compares the alternatives).
 ORDER = "centroid"
 WEIGHT = 1.0
-
-
-def enabled(raw: Mapping[str, Any]) -> bool:
-    """``[search] cluster_expansion`` from the parsed config (``Settings.raw``); default off.
-
-    Raises
-    ------
-    UsageError : the value is not true or false.
-    """
-    table = raw.get("search") if isinstance(raw, Mapping) else None
-    if not isinstance(table, Mapping) or "cluster_expansion" not in table:
-        return False
-    value = table["cluster_expansion"]
-    if not isinstance(value, bool):
-        raise UsageError(f"config: search.cluster_expansion must be true or false, not {value!r}")
-    return value
 
 
 def expand(

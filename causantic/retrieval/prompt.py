@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 import apsw
 
+from causantic.config import PROMPT_CHARS
 from causantic.retrieval.fts import keyword_search, query_terms
 
 MAX_TERMS = 24
@@ -47,7 +48,7 @@ def prompt_recall(
     *,
     project: str | None,
     exclude_session: str | None = None,
-    max_chars: int = 1500,
+    max_chars: int = PROMPT_CHARS,
     min_coverage: float = 0.5,
 ) -> PromptRecall:
     """Chunks that cover most of the prompt's information, rendered under `max_chars`."""

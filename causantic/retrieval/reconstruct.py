@@ -27,7 +27,7 @@ from datetime import UTC, datetime, timedelta
 
 import apsw
 
-from causantic.config import HARD_INJECTION_CAP
+from causantic.config import ANSWER_TOKENS, HARD_INJECTION_CAP, SESSION_START_CHARS
 from causantic.errors import UsageError
 from causantic.retrieval import render
 from causantic.retrieval.projects import resolve_project
@@ -112,7 +112,7 @@ def reconstruct(
     days_back: int | None = None,
     start: str | None = None,
     end: str | None = None,
-    max_tokens: int = 4000,
+    max_tokens: int = ANSWER_TOKENS,
     max_chars: int | None = None,
     now: datetime | None = None,
 ) -> ReconstructResult:
@@ -147,7 +147,7 @@ def briefing(
     conn: apsw.Connection,
     project: str,
     *,
-    max_chars: int = 6000,
+    max_chars: int = SESSION_START_CHARS,
     exclude_session: str | None = None,
     session: str | None = None,
 ) -> str:

@@ -29,6 +29,7 @@ from typing import Any
 
 import apsw
 
+from causantic.config import ANSWER_TOKENS
 from causantic.errors import UsageError
 from causantic.retrieval import render
 from causantic.retrieval.fts import keyword_search, query_idf
@@ -68,7 +69,7 @@ def search(
     *,
     project: str | None = None,
     limit: int | None = None,
-    max_tokens: int = 4000,
+    max_tokens: int = ANSWER_TOKENS,
     mode: str = "hybrid",
     max_chars: int | None = None,
     cluster_expansion: bool = False,

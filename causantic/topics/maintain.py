@@ -37,14 +37,15 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import apsw
 
-from causantic.errors import CausanticError, UsageError
+from causantic.config import TopicSettings
+from causantic.errors import CausanticError
 from causantic.model import MODEL_ID
 from causantic.store import topics as topic_store
 from causantic.store.db import Store
@@ -53,51 +54,13 @@ if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
-DEFAULT_MIN_CLUSTER_SIZE = 4
-DEFAULT_MIN_SAMPLES = 4
-#: Angular distance (arccos(cos) / pi, in [0, 1]) within which a chunk joins a centroid.
-DEFAULT_THRESHOLD = 0.10
+_DEFAULT = TopicSettings()  # `[topics]` as config.KEYS sets it by default
 #: A cluster holding more than this share of all chunks is clustered again (module doc).
 MAX_SHARE = 0.10
 MAX_DEPTH = 6
 #: Texts read per topic for naming (nearest the centroid first), and unassigned texts.
 NAME_SAMPLE = 150
 BACKGROUND_SAMPLE = 2000
-
-
-@dataclass(frozen=True)
-class TopicSettings:
-    """The `[topics]` table of config.toml."""
-
-    threshold: float = DEFAULT_THRESHOLD
-    min_cluster_size: int = DEFAULT_MIN_CLUSTER_SIZE
-    min_samples: int = DEFAULT_MIN_SAMPLES
-
-
-def topic_settings(raw: Mapping[str, Any]) -> TopicSettings:
-    """Read ``[topics] threshold``, ``min_cluster_size`` and ``min_samples`` from the parsed
-    config (``Settings.raw``).
-
-    Raises
-    ------
-    UsageError : a value of the wrong type or out of range.
-    """
-    table = raw.get("topics") if isinstance(raw, Mapping) else None
-    if table is None:
-        return TopicSettings()
-    if not isinstance(table, Mapping):
-        raise UsageError("config: [topics] must be a table")
-    threshold = table.get("threshold", DEFAULT_THRESHOLD)
-    if isinstance(threshold, bool) or not isinstance(threshold, int | float) or not 0 < threshold <= 1:
-        raise UsageError(f"config: topics.threshold must be a number in (0, 1], not {threshold!r}")
-    sizes = {}
-    for key, default, low in (("min_cluster_size", DEFAULT_MIN_CLUSTER_SIZE, 2),
-                              ("min_samples", DEFAULT_MIN_SAMPLES, 1)):
-        value = table.get(key, default)
-        if isinstance(value, bool) or not isinstance(value, int) or value < low:
-            raise UsageError(f"config: topics.{key} must be a whole number >= {low}, not {value!r}")
-        sizes[key] = value
-    return TopicSettings(float(threshold), sizes["min_cluster_size"], sizes["min_samples"])
 
 
 def angular(cos: npt.ArrayLike) -> np.ndarray:
@@ -121,8 +84,8 @@ class Clusters:
 def cluster(
     X: np.ndarray,
     *,
-    min_cluster_size: int = DEFAULT_MIN_CLUSTER_SIZE,
-    min_samples: int = DEFAULT_MIN_SAMPLES,
+    min_cluster_size: int = _DEFAULT.min_cluster_size,
+    min_samples: int = _DEFAULT.min_samples,
     max_share: float = MAX_SHARE,
     max_depth: int = MAX_DEPTH,
 ) -> Clusters:
