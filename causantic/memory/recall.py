@@ -13,7 +13,6 @@ numpy is imported only when stored memory vectors exist and the query is embedde
 
 from __future__ import annotations
 
-import dataclasses
 import re
 from collections.abc import Mapping, Sequence
 from datetime import datetime
@@ -26,7 +25,7 @@ from causantic.memory.observe import memory_dict
 from causantic.memory.rank import DEFAULT, Candidate, Weights, rank, recency, relevance
 from causantic.records import Record
 from causantic.retrieval.fts import fts_query, query_terms
-from causantic.retrieval.render import short_time
+from causantic.retrieval.render import Answer, short_time
 from causantic.store import memories as sql
 from causantic.store.db import Store
 
@@ -233,8 +232,8 @@ def render_memory(m: sql.MemoryRow, index: str = "", duplicates: int = 0) -> str
     return " · ".join(parts) + "\n" + m.text
 
 
-def with_memories(result: Any, hits: Sequence[MemoryHit], max_tokens: int) -> Any:
-    """A SearchResult/ChainResult with the memory hits before its chunks (text and results)."""
+def with_memories(result: Answer, hits: Sequence[MemoryHit], max_tokens: int) -> Answer:
+    """A search/recall `Answer` with the memory hits before its chunks (text and results)."""
     if not hits:
         return result
     from causantic.retrieval.render import shorten, tokens_of
@@ -254,8 +253,7 @@ def with_memories(result: Any, hits: Sequence[MemoryHit], max_tokens: int) -> An
         used += len(block)
     head = f"Memories ({len(shown)}, from `remember`/observe; check them against the code):"
     text = head + "\n" + "\n\n".join(blocks) + "\n\n---\n\n" + result.text
-    return dataclasses.replace(result, results=[*shown, *result.results], text=text,
-                               tokens=tokens_of(text))
+    return result.replace(results=[*shown, *result.results], text=text, tokens=tokens_of(text))
 
 
 # -- listing -------------------------------------------------------------------------------

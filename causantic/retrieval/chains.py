@@ -31,7 +31,7 @@ How an answer is built:
    taken, so the narrative has no gaps. The text runs oldest first, each chunk under a
    session/time header; every seed the chain passes through is marked; a recall's match
    also shows how its turn ended. Search's other matches, as answer units, fill the rest
-   of the budget (`Other matches:`, `ChainResult.others`).
+   of the budget (`Other matches:`, `Answer.others`).
 
 When no chain of at least two chunks exists (or none fits), the answer is the search
 results, as answer units, after one line saying so (mode `fallback`).
@@ -53,7 +53,7 @@ from causantic.errors import UsageError
 from causantic.retrieval import render
 from causantic.retrieval.fts import query_terms
 from causantic.retrieval.projects import resolve_project
-from causantic.retrieval.render import Hit
+from causantic.retrieval.render import Answer, Hit
 from causantic.store.db import Store
 from causantic.wording import plural
 
@@ -77,30 +77,6 @@ _MIN_SHORTENED_CHARS = 210  # do not bother showing less than ~60 tokens of a ch
 _BATCH = 500
 
 Scorer = Callable[[apsw.Connection, str, dict[str, str]], dict[str, float]]
-
-
-@dataclass(frozen=True)
-class ChainResult:
-    """A recall/predict answer; `as_dict` follows SearchResult's JSON contract."""
-
-    query: str
-    mode: str  # "chain" | "fallback"
-    direction: str  # "backward" (recall) | "forward" (predict)
-    results: list[Hit]  # narrative order (oldest first) for chains, rank order for fallbacks
-    text: str
-    tokens: int
-    duration_ms: float
-    notice: str | None = None
-    score: float = 0.0  # the chosen chain's score (0 for fallbacks)
-    others: list[Hit] = field(default_factory=list)  # search's other matches after the chain
-
-    def as_dict(self) -> dict[str, object]:
-        return render.answer_dict(
-            self.query, self.mode, [h.as_dict() | {"seed": h.seed} for h in self.results],
-            self.text, self.tokens, self.duration_ms,
-            direction=self.direction, notice=self.notice or None,
-            other_matches=[h.as_dict() for h in self.others] or None,
-        )
 
 
 @dataclass
@@ -168,7 +144,7 @@ def recall(
     max_chars: int | None = None,
     seeds: int = DEFAULT_SEEDS,
     search_mode: str = "hybrid",
-) -> ChainResult:
+) -> Answer:
     """How did we get here: the chain of chunks that led to what the query finds, oldest first.
 
     Parameters
@@ -202,7 +178,7 @@ def predict(
     max_chars: int | None = None,
     seeds: int = DEFAULT_SEEDS,
     search_mode: str = "hybrid",
-) -> ChainResult:
+) -> Answer:
     """What came next: the chain of chunks that followed what the query finds, oldest first.
 
     Parameters are those of `recall`.
@@ -223,7 +199,7 @@ def walk(
     seeds: int = DEFAULT_SEEDS,
     search_mode: str = "hybrid",
     scorer: Scorer | None = None,
-) -> ChainResult:
+) -> Answer:
     """Seeds from search, then the best chain in `direction` (see the module docstring).
 
     `scorer(conn, query, {chunk_id: text}) -> {chunk_id: score in [0, 1]}` overrides how
@@ -671,7 +647,7 @@ def _fallback(
     notice: str | None,
     started: float,
     too_small: bool = False,
-) -> ChainResult:
+) -> Answer:
     what = "before" if direction == BACKWARD else "after"
     if too_small:
         line = ("No chain fits the budget (the matches alone fill it); "
@@ -704,11 +680,11 @@ def _result(
     score: float = 0.0,
     cap: int | None = None,
     others: list[Hit] | None = None,
-) -> ChainResult:
+) -> Answer:
     if cap is not None and len(text) > cap:  # only tiny budgets get here: lead lines alone
         text = render.shorten(text, cap) or text[: max(0, cap - 1)].rstrip() + "…"
-    return ChainResult(query, mode, direction, hits, text, render.tokens_of(text),
-                       (time.perf_counter() - started) * 1000, notice, score, others or [])
+    return Answer(query, mode, hits, text, render.tokens_of(text),
+                  (time.perf_counter() - started) * 1000, notice, direction, score, others)
 
 
 def _char_limit(max_tokens: int, max_chars: int | None) -> int:

@@ -31,54 +31,13 @@ from causantic.config import HARD_INJECTION_CAP
 from causantic.errors import UsageError
 from causantic.retrieval import render
 from causantic.retrieval.projects import resolve_project
-from causantic.retrieval.render import Hit, short_time
+from causantic.retrieval.render import Answer, Hit, short_time
 from causantic.session_state import SessionState, load_state
 from causantic.timestamps import iso_utc
 
 MODES = ("timeline", "briefing")
 _MIN_SHORTENED = 210  # do not show less than ~60 tokens of a chunk
 _TODO_MARKS = {"completed": "x", "in_progress": "~"}
-
-
-class ReconstructResult:
-    """A timeline or briefing; `as_dict` follows the query commands' JSON contract.
-
-    A plain class, not a dataclass: this module is on the session-start hook's path, where
-    generating dataclasses at import costs time for nothing.
-    """
-
-    __slots__ = ("query", "mode", "results", "text", "tokens", "duration_ms", "truncated",
-                 "sessions")
-
-    def __init__(
-        self,
-        query: str,  # what was reconstructed, in words
-        mode: str,  # "timeline" | "briefing"
-        results: list[Hit],  # the chunks shown, oldest first
-        text: str,
-        tokens: int,
-        duration_ms: float,
-        truncated: bool = False,
-        sessions: tuple[str, ...] = (),
-    ) -> None:
-        self.query = query
-        self.mode = mode
-        self.results = results
-        self.text = text
-        self.tokens = tokens
-        self.duration_ms = duration_ms
-        self.truncated = truncated
-        self.sessions = sessions
-
-    def __repr__(self) -> str:
-        fields = ", ".join(f"{n}={getattr(self, n)!r}" for n in self.__slots__)
-        return f"ReconstructResult({fields})"
-
-    def as_dict(self) -> dict[str, object]:
-        return render.answer_dict(
-            self.query, self.mode, [h.as_dict() for h in self.results], self.text,
-            self.tokens, self.duration_ms, truncated=self.truncated, sessions=list(self.sessions),
-        )
 
 
 class _Selection:
@@ -115,7 +74,7 @@ def reconstruct(
     max_tokens: int = 4000,
     max_chars: int | None = None,
     now: datetime | None = None,
-) -> ReconstructResult:
+) -> Answer:
     """Rebuild what happened in a project as a timeline or a briefing (module docstring).
 
     Raises
@@ -394,7 +353,7 @@ def _render_timeline(conn: apsw.Connection, taken: list[tuple[Hit, str]]) -> str
 
 def _timeline(
     conn: apsw.Connection, sel: _Selection, limit: int, started: float
-) -> ReconstructResult:
+) -> Answer:
     title_room = min(260, limit // 4)
     taken, truncated = _fill_newest(_newest_chunks(conn, sel), limit - title_room, 140)
     if not taken:
@@ -594,6 +553,6 @@ def _result(
     started: float,
     truncated: bool = False,
     sessions: tuple[str, ...] = (),
-) -> ReconstructResult:
-    return ReconstructResult(words, mode, hits, text, render.tokens_of(text),
-                             (time.perf_counter() - started) * 1000, truncated, sessions)
+) -> Answer:
+    return Answer(words, mode, hits, text, render.tokens_of(text),
+                  (time.perf_counter() - started) * 1000, truncated=truncated, sessions=sessions)

@@ -60,6 +60,54 @@ class Hit(Record):
         }
 
 
+class Answer(Record):
+    """What search, recall/predict and reconstruct return, for the CLI, MCP and hooks alike.
+
+    `text` is the rendered answer (exactly what the MCP tool returns), `results` the hits it
+    shows in their order, `tokens` its approximate size, `notice` a line on a degraded
+    answer. Recall/predict set `direction` (their results carry `seed` in JSON), `score` and
+    `others` (search's other matches after the chain); reconstruct sets `truncated` and
+    `sessions`. `as_dict` is the JSON contract of DESIGN.md section 4; fields an answer does
+    not have (None) stay out of it. A `Record`: reconstruct is on the session-start hook path.
+    """
+
+    __slots__ = ("query", "mode", "results", "text", "tokens", "duration_ms", "notice",
+                 "direction", "score", "others", "truncated", "sessions")
+    query: str  # the query, or for reconstruct what was reconstructed, in words
+    mode: str
+    results: list[Hit]
+    text: str
+    tokens: int
+    duration_ms: float
+    notice: str | None
+    direction: str | None  # recall/predict: "backward" | "forward"
+    score: float  # recall/predict: the chosen chain's score (0 for fallbacks)
+    others: list[Hit]  # recall/predict: search's other matches after the chain
+    truncated: bool | None  # reconstruct: older chunks left out for the budget
+    sessions: tuple[str, ...] | None  # reconstruct: the sessions it covers
+
+    def __init__(self, query: str, mode: str, results: list[Hit], text: str, tokens: int,
+                 duration_ms: float, notice: str | None = None, direction: str | None = None,
+                 score: float = 0.0, others: list[Hit] | None = None,
+                 truncated: bool | None = None,
+                 sessions: tuple[str, ...] | None = None) -> None:
+        self._init(query=query, mode=mode, results=results, text=text, tokens=tokens,
+                   duration_ms=duration_ms, notice=notice, direction=direction, score=score,
+                   others=others or [], truncated=truncated, sessions=sessions)
+
+    def as_dict(self) -> dict[str, object]:
+        chain = self.direction is not None
+        return answer_dict(
+            self.query, self.mode,
+            [h.as_dict() | {"seed": h.seed} if chain else h.as_dict() for h in self.results],
+            self.text, self.tokens, self.duration_ms,
+            direction=self.direction, notice=self.notice or None,
+            other_matches=[h.as_dict() for h in self.others] or None,
+            truncated=self.truncated,
+            sessions=None if self.sessions is None else list(self.sessions),
+        )
+
+
 def answer_dict(
     query: str,
     mode: str,
