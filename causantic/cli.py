@@ -431,7 +431,7 @@ def _hook_argv(argv: Sequence[str]) -> tuple[list[str], str | None] | None:
     rest = list(argv)
     if "hook" not in rest[:3]:
         return None
-    from causantic.claude.hooks import EVENTS  # stdlib-only module
+    from causantic.claude.events import EVENTS  # stdlib-only module
 
     db = None
     if rest[:1] == ["--db"] and len(rest) >= 2:

@@ -18,6 +18,7 @@ import json
 from datetime import UTC, datetime
 from pathlib import Path
 
+from causantic.claude.events import EVENTS
 from causantic.fsutil import atomic_write, file_lock, overwrite, private_dir
 from causantic.timestamps import iso_utc
 
@@ -27,7 +28,8 @@ if TYPE_CHECKING:
 
 STATUS_FILE = "hook-status.json"
 LOG_FILE = Path("logs") / "hooks.log"
-HOOKS = ("session-start", "user-prompt-submit", "pre-compact", "session-end")
+#: Listed first, in this order (other entries follow by name): the session's own events.
+HOOKS = EVENTS[:4]
 
 
 def status_path(home: Path) -> Path:
