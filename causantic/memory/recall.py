@@ -28,6 +28,7 @@ from causantic.retrieval.fts import fts_query, query_terms
 from causantic.retrieval.render import Answer, short_time
 from causantic.store import memories as sql
 from causantic.store.db import Store
+from causantic.tokens import approx_tokens, chars_for_tokens
 
 _WORD_RE = re.compile(r"[^\W_]+")  # agent_logs is two words, not one that starts like "agents"
 MIN_COSINE = 0.30  # below this a vector neighbour is not a candidate
@@ -236,9 +237,9 @@ def with_memories(result: Answer, hits: Sequence[MemoryHit], max_tokens: int) ->
     """A search/recall `Answer` with the memory hits before its chunks (text and results)."""
     if not hits:
         return result
-    from causantic.retrieval.render import shorten, tokens_of
+    from causantic.retrieval.render import shorten
 
-    room = max(200, max_tokens // MEMORY_SHARE) * 7 // 2
+    room = chars_for_tokens(max(200, max_tokens // MEMORY_SHARE))
     blocks: list[str] = []
     used = 0
     shown: list[MemoryHit] = []
@@ -253,7 +254,7 @@ def with_memories(result: Answer, hits: Sequence[MemoryHit], max_tokens: int) ->
         used += len(block)
     head = f"Memories ({len(shown)}, from `remember`/observe; check them against the code):"
     text = head + "\n" + "\n\n".join(blocks) + "\n\n---\n\n" + result.text
-    return result.replace(results=[*shown, *result.results], text=text, tokens=tokens_of(text))
+    return result.replace(results=[*shown, *result.results], text=text, tokens=approx_tokens(text))
 
 
 # -- listing -------------------------------------------------------------------------------

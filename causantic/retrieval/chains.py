@@ -55,6 +55,7 @@ from causantic.retrieval.fts import query_terms
 from causantic.retrieval.projects import resolve_project
 from causantic.retrieval.render import Answer, Hit
 from causantic.store.db import Store
+from causantic.tokens import approx_tokens, char_limit, tokens_for_chars
 from causantic.wording import plural
 
 BACKWARD = "backward"
@@ -220,9 +221,9 @@ def walk(
         if notice:
             text = f"{notice}\n{text}"
         return _result(query, "fallback", direction, [], text, started, notice,
-                       cap=_char_limit(max_tokens, max_chars))
+                       cap=char_limit(max_tokens, max_chars))
     seed_hits = found.results[:seeds]
-    budget = max_tokens if max_chars is None else min(max_tokens, max_chars * 2 // 7)
+    budget = max_tokens if max_chars is None else min(max_tokens, tokens_for_chars(max_chars))
     graph = _Graph(store.conn, backward=direction == BACKWARD)
     _explore(graph, [h.chunk_id for h in seed_hits], depth=limit)
     scores = (scorer or default_scorer(store))(
@@ -276,9 +277,9 @@ def walk(
         return _fallback(store, query, direction, found.results[:limit], max_tokens, max_chars,
                          notice, started, too_small=True)
     text, others = _other_matches(store.conn, query, text, shown, found.results,
-                                  _char_limit(max_tokens, max_chars))
+                                  char_limit(max_tokens, max_chars))
     return _result(query, "chain", direction, shown, text, started, notice, chosen.score,
-                   cap=_char_limit(max_tokens, max_chars), others=others)
+                   cap=char_limit(max_tokens, max_chars), others=others)
 
 
 def _resolution(store: Store, query: str, seed: str, limit: int, budget: int,
@@ -554,7 +555,7 @@ def _render_chain(
     """
     from causantic.retrieval import answer
 
-    limit = max_tokens * 7 // 2 if max_chars is None else min(max_tokens * 7 // 2, max_chars)
+    limit = char_limit(max_tokens, max_chars)
     lead = (f"{notice}\n" if notice else "") + _title(query, direction, walk_order) + "\n\n"
     # The title's counts may grow by a few digits; a small budget goes to the chain whole.
     room = max(int(limit * CHAIN_SHARE), min(limit, CHAIN_MIN_CHARS)) - len(lead) - 12
@@ -631,7 +632,7 @@ def _other_matches(conn: apsw.Connection, query: str, text: str, shown: list[Hit
         return text, []
     rest = [h.replace(text=t) for h, t in units(conn, rest, query)]
     items, used = render.fit([(render.header(h, len(shown) + i + 1), h.text)
-                              for i, h in enumerate(rest)], room * 2 // 7, room)
+                              for i, h in enumerate(rest)], tokens_for_chars(room), room)
     if not items:
         return text, []
     return f"{text}{render.SEPARATOR}{OTHER_MATCHES}\n\n{render.join(items)}", rest[:used]
@@ -656,7 +657,7 @@ def _fallback(
         line = (f'No chain found: nothing is linked {what} the matches for "{render.quote_query(query)}"; '
                 "showing search results instead.")
     lead = (f"{notice}\n" if notice else "") + line
-    limit = max_tokens * 7 // 2 if max_chars is None else min(max_tokens * 7 // 2, max_chars)
+    limit = char_limit(max_tokens, max_chars)
     from causantic.retrieval.answer import units
 
     hits = [h.replace(text=text) for h, text in units(store.conn, hits, query)]
@@ -681,14 +682,9 @@ def _result(
     cap: int | None = None,
     others: list[Hit] | None = None,
 ) -> Answer:
-    if cap is not None and len(text) > cap:  # only tiny budgets get here: lead lines alone
-        text = render.shorten(text, cap) or text[: max(0, cap - 1)].rstrip() + "…"
-    return Answer(query, mode, hits, text, render.tokens_of(text),
+    if cap is not None:  # only tiny budgets are cut here: lead lines alone
+        text = render.cap(text, cap)
+    return Answer(query, mode, hits, text, approx_tokens(text),
                   (time.perf_counter() - started) * 1000, notice, direction, score, others)
-
-
-def _char_limit(max_tokens: int, max_chars: int | None) -> int:
-    limit = max_tokens * 7 // 2
-    return limit if max_chars is None else min(limit, max_chars)
 
 

@@ -12,7 +12,7 @@ import re
 from collections.abc import Sequence
 
 from causantic.records import Record
-from causantic.tokens import approx_tokens  # not chunking: it pulls the transcript parser
+from causantic.tokens import chars_for_tokens, clip_line
 
 SHORTENED = "[… shortened to fit the budget]"
 SEPARATOR = "\n\n---\n\n"
@@ -154,8 +154,7 @@ def header(hit: Hit, index: int | None = None) -> str:
 
 def quote_query(query: str) -> str:
     """The query as echoed in an answer's header: one line, at most 120 characters."""
-    flat = " ".join(query.split())
-    return flat if len(flat) <= 120 else flat[:119] + "…"
+    return clip_line(query, 120)
 
 
 def shorten(text: str, max_chars: int) -> str:
@@ -171,6 +170,13 @@ def shorten(text: str, max_chars: int) -> str:
             return cut[:boundary].rstrip() + "\n" + SHORTENED
     space = cut.rfind(" ")
     return cut[: space if space > room // 2 else room].rstrip() + " " + SHORTENED
+
+
+def cap(text: str, limit: int) -> str:
+    """At most `limit` characters: `shorten`, or a bare cut with "…" when too tiny for it."""
+    if len(text) <= limit:
+        return text
+    return shorten(text, limit) or text[: max(0, limit - 1)].rstrip() + "…"
 
 
 def _last_block(text: str) -> int:
@@ -191,7 +197,7 @@ def fit(
     Items are taken in order; the first that does not fit whole is shortened if at least
     `min_tokens` of room remain, and nothing after it is taken.
     """
-    limit_chars = max_tokens * 7 // 2
+    limit_chars = chars_for_tokens(max_tokens)
     if max_chars is not None:
         limit_chars = min(limit_chars, max_chars)
     out: list[str] = []
@@ -204,7 +210,7 @@ def fit(
             used += sep + len(whole)
             continue
         room = limit_chars - used - sep - len(head) - 1
-        if room >= min_tokens * 7 // 2:
+        if room >= chars_for_tokens(min_tokens):
             out.append(f"{head}\n{shorten(body, room)}")
         break
     return out, len(out)
@@ -212,7 +218,3 @@ def fit(
 
 def join(items: Sequence[str]) -> str:
     return SEPARATOR.join(items)
-
-
-def tokens_of(text: str) -> int:
-    return approx_tokens(text)

@@ -35,6 +35,7 @@ from causantic.retrieval.hits import load_hits  # re-exported
 from causantic.retrieval.projects import resolve_project
 from causantic.retrieval.render import Answer, Hit
 from causantic.store.db import Store
+from causantic.tokens import approx_tokens, char_limit
 
 MODES = ("keyword", "vector", "hybrid")
 FUSIONS = ("score", "rrf")
@@ -191,13 +192,12 @@ def finish(
         text = f'No relevant memory found for "{render.quote_query(query)}".'
         if notice:
             text = f"{notice}\n{text}"
-        return Answer(query, mode, [], text, render.tokens_of(text),
+        return Answer(query, mode, [], text, approx_tokens(text),
                       (time.perf_counter() - started) * 1000, notice)
     title = f'Found {{n}} results for "{render.quote_query(query)}"'
-    budget = max_tokens - render.tokens_of(title) - 10
+    budget = max_tokens - approx_tokens(title) - 10
     if units is not None:
-        hits = _as_units(units[0], hits, units[1], budget * 7 // 2 if max_chars is None
-                         else min(budget * 7 // 2, max_chars))
+        hits = _as_units(units[0], hits, units[1], char_limit(budget, max_chars))
     bodies = [h.text for h in hits]
     items, used = render.fit(
         [(render.header(h, i + 1), body) for i, (h, body) in enumerate(zip(hits, bodies))],
@@ -209,8 +209,8 @@ def finish(
     head = f'Found {len(shown)} result{"" if len(shown) == 1 else "s"} for "{render.quote_query(query)}"'
     if notice:
         head = f"{notice}\n{head}"
-    text = f"{head} ({render.tokens_of(body)} tokens):\n\n{body}"
-    return Answer(query, mode, shown, text, render.tokens_of(text),
+    text = f"{head} ({approx_tokens(body)} tokens):\n\n{body}"
+    return Answer(query, mode, shown, text, approx_tokens(text),
                   (time.perf_counter() - started) * 1000, notice)
 
 

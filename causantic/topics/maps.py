@@ -20,6 +20,7 @@ from causantic.retrieval.hits import load_hits
 from causantic.retrieval.projects import resolve_project
 from causantic.retrieval.render import short_time
 from causantic.store import topics as topic_store
+from causantic.tokens import clip
 
 SORTS = ("size", "recent")
 #: Projects named per topic in the text listing (the JSON has all of them).
@@ -181,7 +182,7 @@ def first_line(text: str, max_chars: int = 140) -> str:
         line = line.strip()
         if not line or (line.startswith("[") and line.endswith("]") and len(line) < 40):
             continue
-        return line if len(line) <= max_chars else line[: max_chars - 1].rstrip() + "…"
+        return clip(line, max_chars, strip=True)
     return ""
 
 
