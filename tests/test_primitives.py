@@ -95,3 +95,35 @@ def test_one_answer_type_reports_each_commands_json_keys_in_the_contracts_order(
     assert list(timeline) == [*base, "truncated", "sessions"] and timeline["sessions"] == []
     answer = Answer("q", "hybrid", [], "t", 1, 1.0)
     assert answer.replace(text="u").text == "u" and answer.others == [] and answer.score == 0.0
+
+
+def test_a_record_subclass_keeps_its_bases_fields_for_equality_replace_and_copy():
+    """`MemoryHit` is a `Hit` with two more fields: a copy must keep all of them."""
+    import copy
+
+    from causantic.records import Record
+
+    class Base(Record):
+        __slots__ = ("a", "b")
+
+        def __init__(self, a: int, b: int) -> None:
+            self._init(a=a, b=b)
+
+    class More(Base):
+        __slots__ = ("c",)
+
+        def __init__(self, a: int, b: int, c: int) -> None:
+            self._init(a=a, b=b, c=c)
+
+    x = More(1, 2, 3)
+    assert repr(x).endswith("More(a=1, b=2, c=3)") and x.replace(b=5)._values() == (1, 5, 3)
+    assert copy.deepcopy(x) == x and x != More(1, 2, 4) and hash(x) == hash(More(1, 2, 3))
+
+
+def test_a_chunk_is_labelled_the_same_in_answers_and_listings():
+    from causantic.retrieval.render import header, label
+
+    hit = _hit(seed=True).replace(agent_id="a1")
+    assert header(hit, 2) == "[2] proj · session s1 · agent a1 · 2026-01-01 00:00 · keyword · ◆ matched"
+    assert label("proj", "0123456789", "", "", "first line") == \
+        "proj · session 01234567 · unknown time · first line"

@@ -600,7 +600,7 @@ def _render_chain(
     ordered = before + after
     shown = [h for h, _ in ordered]
     bodies = [t for _, t in ordered]
-    items = [f"{render.header(h, i + 1)}\n{b}" for i, (h, b) in enumerate(zip(shown, bodies))]
+    items = [render.block(render.header(h, i + 1), b) for i, (h, b) in enumerate(zip(shown, bodies))]
     head = (f"{notice}\n" if notice else "") + _title(query, direction, shown)
     return f"{head}\n\n{render.join(items)}", shown
 

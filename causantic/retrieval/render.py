@@ -140,16 +140,28 @@ def short_time(ts: str) -> str:
 
 def header(hit: Hit, index: int | None = None) -> str:
     """The one-line label above a chunk: where and when it came from, and why."""
-    parts = [hit.project, f"session {hit.session_id[:8]}"]
-    if hit.agent_id:
-        parts.append(f"agent {hit.agent_id}")
-    parts.append(short_time(hit.start_time))
-    if hit.sources:
-        parts.append("+".join(hit.sources))
+    why = ["+".join(hit.sources)] if hit.sources else []
     if hit.seed:
-        parts.append("◆ matched")
+        why.append("◆ matched")
+    return label(hit.project, hit.session_id, hit.agent_id, hit.start_time, *why, index=index)
+
+
+def label(project: str, session_id: str, agent_id: str, start_time: str, *more: str,
+          index: int | None = None) -> str:
+    """`[3] project · session 1a2b3c4d · agent a1 · 2026-02-01 03:40 · more…`: the one format
+    that names a chunk in answers and listings (no agent part for a main-session chunk)."""
+    parts = [project, f"session {session_id[:8]}"]
+    if agent_id:
+        parts.append(f"agent {agent_id}")
+    parts.append(short_time(start_time))
+    parts.extend(more)
     prefix = f"[{index}] " if index is not None else ""
     return prefix + " · ".join(parts)
+
+
+def block(head: str, body: str) -> str:
+    """One rendered item: its header line, then its text (items are `join`ed)."""
+    return f"{head}\n{body}"
 
 
 def quote_query(query: str) -> str:
@@ -204,17 +216,18 @@ def fit(
     used = 0
     for head, body in items:
         sep = len(SEPARATOR) if out else 0
-        whole = f"{head}\n{body}"
+        whole = block(head, body)
         if used + sep + len(whole) <= limit_chars:
             out.append(whole)
             used += sep + len(whole)
             continue
         room = limit_chars - used - sep - len(head) - 1
         if room >= chars_for_tokens(min_tokens):
-            out.append(f"{head}\n{shorten(body, room)}")
+            out.append(block(head, shorten(body, room)))
         break
     return out, len(out)
 
 
 def join(items: Sequence[str]) -> str:
+    """Rendered items as one text, a `---` line between them."""
     return SEPARATOR.join(items)
