@@ -24,7 +24,7 @@ from typing import Any
 
 from causantic.chunk import Chunk  # re-exported: the type lives in a leaf the store can import
 from causantic.scrub import scrub_turn
-from causantic.tokens import approx_tokens, clip  # approx_tokens: re-exported for callers
+from causantic.tokens import approx_tokens, chars_for_tokens, clip  # approx_tokens: re-exported
 from causantic.transcripts.hygiene import strip_terminal
 from causantic.transcripts.turns import Block, Turn, is_agent_tool, tool_files
 
@@ -68,7 +68,7 @@ def chunk_turn(
             pieces.append((text, block))
     if not pieces:
         return []
-    budget_chars = max_tokens * 7 // 2
+    budget_chars = chars_for_tokens(max_tokens)
     groups: list[list[tuple[str, Block]]] = [[]]
     used = 0
     for text, block in pieces:

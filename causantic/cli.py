@@ -113,9 +113,8 @@ def cmd_search(args: argparse.Namespace, settings: Settings) -> int:
         result = attach_memories(store, result, args.query, project=args.project,
                                  mode=args.mode, settings=settings,
                                  max_tokens=args.max_tokens or settings.max_tokens)
-        answer, text = attach_lessons(store.conn, args.query, args.project, result.as_dict(),
-                                      result.text)
-    _emit(args, answer, text)
+        result = attach_lessons(store.conn, args.query, args.project, result)
+    _emit(args, result.as_dict(), result.text)
     return 0
 
 
@@ -207,11 +206,8 @@ def _chain(args: argparse.Namespace, settings: Settings, direction: str) -> int:
             result = attach_memories(store, result, args.query, project=args.project,
                                      mode="hybrid", settings=settings,
                                      max_tokens=args.max_tokens or settings.max_tokens)
-            answer, text = attach_lessons(store.conn, args.query, args.project,
-                                          result.as_dict(), result.text)
-        else:
-            answer, text = result.as_dict(), result.text
-    _emit(args, answer, text)
+            result = attach_lessons(store.conn, args.query, args.project, result)
+    _emit(args, result.as_dict(), result.text)
     return 0
 
 

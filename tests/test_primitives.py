@@ -95,6 +95,9 @@ def test_one_answer_type_reports_each_commands_json_keys_in_the_contracts_order(
     assert list(timeline) == [*base, "truncated", "sessions"] and timeline["sessions"] == []
     answer = Answer("q", "hybrid", [], "t", 1, 1.0)
     assert answer.replace(text="u").text == "u" and answer.others == [] and answer.score == 0.0
+    chain_answer = Answer("q", "chain", [], "t", 1, 1.0, direction="forward")
+    taught = chain_answer.replace(text="t + lesson", lessons=[{"id": "l1"}]).as_dict()
+    assert list(taught) == [*base, "direction", "lessons"] and taught["text"] == "t + lesson"
 
 
 def test_a_record_subclass_keeps_its_bases_fields_for_equality_replace_and_copy():

@@ -67,12 +67,13 @@ class Answer(Record):
     shows in their order, `tokens` its approximate size, `notice` a line on a degraded
     answer. Recall/predict set `direction` (their results carry `seed` in JSON), `score` and
     `others` (search's other matches after the chain); reconstruct sets `truncated` and
-    `sessions`. `as_dict` is the JSON contract of DESIGN.md section 4; fields an answer does
+    `sessions`; search and recall may carry `lessons` (`causantic.retrieval.lessons.attach`,
+    which leaves `tokens` as it was). `as_dict` is the JSON contract of DESIGN.md section 4; fields an answer does
     not have (None) stay out of it. A `Record`: reconstruct is on the session-start hook path.
     """
 
     __slots__ = ("query", "mode", "results", "text", "tokens", "duration_ms", "notice",
-                 "direction", "score", "others", "truncated", "sessions")
+                 "direction", "score", "others", "truncated", "sessions", "lessons")
     query: str  # the query, or for reconstruct what was reconstructed, in words
     mode: str
     results: list[Hit]
@@ -85,15 +86,18 @@ class Answer(Record):
     others: list[Hit]  # recall/predict: search's other matches after the chain
     truncated: bool | None  # reconstruct: older chunks left out for the budget
     sessions: tuple[str, ...] | None  # reconstruct: the sessions it covers
+    lessons: list[dict[str, object]] | None  # lessons from past errors shown after the text
 
     def __init__(self, query: str, mode: str, results: list[Hit], text: str, tokens: int,
                  duration_ms: float, notice: str | None = None, direction: str | None = None,
                  score: float = 0.0, others: list[Hit] | None = None,
                  truncated: bool | None = None,
-                 sessions: tuple[str, ...] | None = None) -> None:
+                 sessions: tuple[str, ...] | None = None,
+                 lessons: list[dict[str, object]] | None = None) -> None:
         self._init(query=query, mode=mode, results=results, text=text, tokens=tokens,
                    duration_ms=duration_ms, notice=notice, direction=direction, score=score,
-                   others=others or [], truncated=truncated, sessions=sessions)
+                   others=others or [], truncated=truncated, sessions=sessions,
+                   lessons=lessons)
 
     def as_dict(self) -> dict[str, object]:
         chain = self.direction is not None
@@ -105,6 +109,7 @@ class Answer(Record):
             other_matches=[h.as_dict() for h in self.others] or None,
             truncated=self.truncated,
             sessions=None if self.sessions is None else list(self.sessions),
+            lessons=self.lessons,
         )
 
 
