@@ -316,6 +316,7 @@ class TurnBaselines:
     def system(self, name: str) -> System:
         from causantic.retrieval import render
         from causantic.retrieval.render import Hit
+        from causantic.tokens import approx_tokens
 
         def run(q: Question) -> Answer:
             order = self.rank(name, q.query)[:40]
@@ -326,9 +327,9 @@ class TurnBaselines:
             for b in BUDGETS:
                 title = f'Found {{n}} results for "{q.query}"'
                 items, _ = render.fit([(render.header(h, k + 1), h.text)
-                                       for k, h in enumerate(hits)], b - render.tokens_of(title) - 10)
+                                       for k, h in enumerate(hits)], b - approx_tokens(title) - 10)
                 texts[b] = f"{title}:\n\n{render.join(items)}"
-                tokens[b] = render.tokens_of(texts[b])
+                tokens[b] = approx_tokens(texts[b])
             return Answer([(h.session_id, h.text) for h in hits[:10]], texts, tokens)
 
         return run

@@ -24,7 +24,7 @@ from typing import Any
 
 from causantic.chunk import Chunk  # re-exported: the type lives in a leaf the store can import
 from causantic.scrub import scrub_turn
-from causantic.tokens import approx_tokens  # re-exported for callers of chunking
+from causantic.tokens import approx_tokens, chars_for_tokens, clip  # approx_tokens: re-exported
 from causantic.transcripts.hygiene import strip_terminal
 from causantic.transcripts.turns import Block, Turn, is_agent_tool, tool_files
 
@@ -68,7 +68,7 @@ def chunk_turn(
             pieces.append((text, block))
     if not pieces:
         return []
-    budget_chars = max_tokens * 7 // 2
+    budget_chars = chars_for_tokens(max_tokens)
     groups: list[list[tuple[str, Block]]] = [[]]
     used = 0
     for text, block in pieces:
@@ -145,7 +145,7 @@ def tool_summary(block: Block) -> str:
     if name == "Bash":
         cmd = _s(inp.get("command"))
         desc = _s(inp.get("description"))
-        return _clip(cmd, 600) + (f"  # {desc}" if desc else "")
+        return clip(cmd, 600) + (f"  # {desc}" if desc else "")
     if name in ("Edit", "MultiEdit"):
         path = _s(inp.get("file_path"))
         edits = v if isinstance(v := inp.get("edits"), list) else [inp]
@@ -167,7 +167,7 @@ def tool_summary(block: Block) -> str:
         desc = _s(inp.get("description"))
         prompt = _s(inp.get("prompt"))
         head = f"({kind}) " if kind else ""
-        return f"{head}{desc}\n{_clip(prompt, 500)}".strip()
+        return f"{head}{desc}\n{clip(prompt, 500)}".strip()
     if name == "TodoWrite":
         todos = v if isinstance(v := inp.get("todos"), list) else []
         marks = {"completed": "x", "in_progress": "~"}
@@ -179,9 +179,9 @@ def tool_summary(block: Block) -> str:
         return "\n".join(lines[:20])
     for key in ("query", "url", "command", "file_path", "path", "pattern", "description"):
         if _s(inp.get(key)):
-            return _clip(_s(inp.get(key)), 300)
+            return clip(_s(inp.get(key)), 300)
     if inp:
-        return _clip(json.dumps(inp, ensure_ascii=False, sort_keys=True), 300)
+        return clip(json.dumps(inp, ensure_ascii=False, sort_keys=True), 300)
     return ""
 
 
@@ -193,25 +193,25 @@ def trim_output(text: str, tool: str, is_error: bool) -> str:
     if text.startswith("<persisted-output>"):
         return _head(text.replace("<persisted-output>", "").strip(), 12, 1000)
     if tool in ("Edit", "Write", "MultiEdit", "TodoWrite", "NotebookEdit") and not is_error:
-        return _clip(text.splitlines()[0], 200)
+        return clip(text.splitlines()[0], 200)
     if tool == "Read" and not is_error:
         return _head(text, 8, 600)
     if is_agent_tool(tool):
         return _head(text, 40, 2500)
     lines = text.splitlines()
     if len(lines) <= 30 and len(text) <= 2500:
-        return "\n".join(_clip(line, 400) for line in lines)
+        return "\n".join(clip(line, 400) for line in lines)
     head, tail = lines[:15], lines[-8:] if len(lines) > 23 else []
     middle = lines[15 : len(lines) - len(tail)]
     errors = _error_lines("\n".join(middle), 10)
-    out = [_clip(line, 400) for line in head]
+    out = [clip(line, 400) for line in head]
     omitted = len(middle) - len(errors)
     if errors:
         out.append(f"[… {omitted} lines omitted; error lines kept …]")
-        out += [_clip(line, 400) for line in errors]
+        out += [clip(line, 400) for line in errors]
     elif middle:
         out.append(f"[… {omitted} lines omitted …]")
-    out += [_clip(line, 400) for line in tail]
+    out += [clip(line, 400) for line in tail]
     return "\n".join(out)
 
 
@@ -262,12 +262,12 @@ def _meta(turn: Turn, blocks: list[Block], part: int) -> dict[str, Any]:
             if b.name == "Bash" and b.input:
                 cmd = _s(b.input.get("command")).strip()
                 if cmd:
-                    commands.append(_clip(cmd.splitlines()[0], 200))
+                    commands.append(clip(cmd.splitlines()[0], 200))
             if b.agent_id and b.agent_id not in spawned:
                 spawned.append(b.agent_id)
         elif b.kind == "tool_result":
             if b.is_error and b.text.strip():
-                errors.append(_clip(b.text.strip().splitlines()[0], 200))
+                errors.append(clip(b.text.strip().splitlines()[0], 200))
             if b.agent_id and b.agent_id not in returned:
                 returned.append(b.agent_id)
     meta: dict[str, Any] = {}
@@ -289,10 +289,10 @@ def _meta(turn: Turn, blocks: list[Block], part: int) -> dict[str, Any]:
             meta["branch"] = turn.git_branch
         prompt = next((b.text for b in turn.blocks if b.kind == "prompt"), "")
         if prompt:
-            meta["prompt"] = _clip(prompt[:2000], 300)
+            meta["prompt"] = clip(prompt[:2000], 300)
     if turn.todos is not None and part == 0:
         meta["todos"] = [
-            {"content": _clip(_s(t.get("content")), 200), "status": _s(t.get("status"))}
+            {"content": clip(_s(t.get("content")), 200), "status": _s(t.get("status"))}
             for t in turn.todos[:30]
         ]
     return meta
@@ -338,7 +338,7 @@ def _split_lines(text: str, budget: int) -> list[str]:
 
 def _head(text: str, lines: int, chars: int) -> str:
     parts = text.splitlines()
-    out = "\n".join(_clip(line, 300) for line in parts[:lines])
+    out = "\n".join(clip(line, 300) for line in parts[:lines])
     if len(out) > chars:
         out = out[:chars].rstrip() + " …"
     if len(parts) > lines:
@@ -350,10 +350,6 @@ def _diff(old: str, new: str) -> str:
     minus = "\n".join("- " + line for line in _head(old, 8, 400).splitlines())
     plus = "\n".join("+ " + line for line in _head(new, 12, 600).splitlines())
     return f"{minus}\n{plus}".strip()
-
-
-def _clip(text: str, n: int) -> str:
-    return text if len(text) <= n else text[: n - 1] + "…"
 
 
 def _s(value: Any) -> str:

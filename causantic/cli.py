@@ -116,9 +116,8 @@ def cmd_search(args: argparse.Namespace, settings: Settings) -> int:
         result = attach_memories(store, result, args.query, project=args.project,
                                  mode=args.mode, settings=settings,
                                  max_tokens=args.max_tokens or settings.search.max_tokens)
-        answer, text = attach_lessons(store.conn, args.query, args.project, result.as_dict(),
-                                      result.text)
-    _emit(args, answer, text)
+        result = attach_lessons(store.conn, args.query, args.project, result)
+    _emit(args, result.as_dict(), result.text)
     return 0
 
 
@@ -210,11 +209,8 @@ def _chain(args: argparse.Namespace, settings: Settings, direction: str) -> int:
             result = attach_memories(store, result, args.query, project=args.project,
                                      mode="hybrid", settings=settings,
                                      max_tokens=args.max_tokens or settings.search.max_tokens)
-            answer, text = attach_lessons(store.conn, args.query, args.project,
-                                          result.as_dict(), result.text)
-        else:
-            answer, text = result.as_dict(), result.text
-    _emit(args, answer, text)
+            result = attach_lessons(store.conn, args.query, args.project, result)
+    _emit(args, result.as_dict(), result.text)
     return 0
 
 
@@ -434,7 +430,7 @@ def _hook_argv(argv: Sequence[str]) -> tuple[list[str], str | None] | None:
     rest = list(argv)
     if "hook" not in rest[:3]:
         return None
-    from causantic.claude.hooks import EVENTS  # stdlib-only module
+    from causantic.claude.events import EVENTS  # stdlib-only module
 
     db = None
     if rest[:1] == ["--db"] and len(rest) >= 2:

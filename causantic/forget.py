@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import statistics
 from dataclasses import dataclass, field
-from datetime import datetime
 from pathlib import Path
 
 import apsw
@@ -38,7 +37,8 @@ from causantic.store import chunks as chunk_store
 from causantic.store import forgotten as tombstones
 from causantic.store import sessions as session_store
 from causantic.store.db import Store
-from causantic.timestamps import iso_utc
+from causantic.timestamps import iso_utc, parse_when
+from causantic.tokens import clip
 
 DEFAULT_THRESHOLD = 0.6
 PREVIEW = 5
@@ -314,7 +314,7 @@ def _first_line(text: str, width: int = 80) -> str:
     for line in text.splitlines():
         line = line.strip()
         if line and not (line.startswith("[") and line.endswith("]")):
-            return line if len(line) <= width else line[: width - 1] + "…"
+            return clip(line, width)
     return ""
 
 
@@ -341,9 +341,8 @@ def _time(value: str | None, name: str) -> str | None:
     """An ISO date/time as stored (`YYYY-MM-DDTHH:MM:SS.mmmZ`, UTC), or None."""
     if value is None or not str(value).strip():
         return None
-    text = str(value).strip()
     try:
-        when = datetime.fromisoformat(text.replace("z", "Z"))
+        when = parse_when(str(value))
     except ValueError:
         raise UsageError(
             f"forget: {name} must be an ISO date or time such as 2026-01-31 or "

@@ -20,12 +20,12 @@ duplicates, and an ingest killed half way leaves no half-linked session.
 from __future__ import annotations
 
 import json
-from datetime import datetime
 
 import apsw
 
 from causantic.store.chunks import StreamChunk, session_chunks
 from causantic.store.sessions import project_sessions
+from causantic.timestamps import parse_iso
 
 GAP_SECONDS = 30 * 60
 WEAK = 0.5
@@ -149,8 +149,8 @@ def _insert(conn: apsw.Connection, edges: list[tuple[str, str, str, float]]) -> 
 
 def _gap_seconds(end: str, start: str) -> float:
     try:
-        a = datetime.fromisoformat(end.replace("Z", "+00:00"))
-        b = datetime.fromisoformat(start.replace("Z", "+00:00"))
+        a = parse_iso(end)
+        b = parse_iso(start)
     except ValueError:
         return 0.0
     return (b - a).total_seconds()

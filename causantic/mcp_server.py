@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Annotated, Literal, TypeVar
+from typing import TYPE_CHECKING, Annotated, Literal, TypeVar
 
 from mcp.server import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
@@ -31,6 +31,9 @@ from causantic import __version__
 from causantic.config import ANSWER_TOKENS, Settings
 from causantic.errors import CausanticError, describe
 from causantic.store.db import Store
+
+if TYPE_CHECKING:
+    from causantic.retrieval.render import Answer
 
 T = TypeVar("T")
 
@@ -92,9 +95,8 @@ def build_server(settings: Settings) -> MCPServer:
                          cluster_expansion=settings.search.cluster_expansion)
             result = attach_memories(store, result, query, project=project, mode=mode,
                                      settings=settings, max_tokens=budget(max_tokens))
-            answer, text = attach_lessons(store.conn, query, project, result.as_dict(),
-                                          result.text)
-        return _recorded(settings, "mcp:search", answer, text)
+            result = attach_lessons(store.conn, query, project, result)
+        return _recorded(settings, "mcp:search", result)
 
     @tool("recall")
     def recall(
@@ -113,9 +115,8 @@ def build_server(settings: Settings) -> MCPServer:
                          max_tokens=budget(max_tokens))
             result = attach_memories(store, result, query, project=project, mode="hybrid",
                                      settings=settings, max_tokens=budget(max_tokens))
-            answer, text = attach_lessons(store.conn, query, project, result.as_dict(),
-                                          result.text)
-        return _recorded(settings, "mcp:recall", answer, text)
+            result = attach_lessons(store.conn, query, project, result)
+        return _recorded(settings, "mcp:recall", result)
 
     @tool("predict")
     def predict(
@@ -130,7 +131,7 @@ def build_server(settings: Settings) -> MCPServer:
         with _store(settings) as store:
             result = run(store, context, project=project, limit=limit,
                          max_tokens=budget(max_tokens))
-        return _recorded(settings, "mcp:predict", result.as_dict(), result.text)
+        return _recorded(settings, "mcp:predict", result)
 
     @tool("reconstruct")
     def reconstruct(
@@ -161,7 +162,7 @@ def build_server(settings: Settings) -> MCPServer:
                          previous_session=previous_session, current_session=current_session_id,
                          days_back=days_back, start=start, end=end,
                          max_tokens=budget(max_tokens))
-        return _recorded(settings, "mcp:reconstruct", result.as_dict(), result.text)
+        return _recorded(settings, "mcp:reconstruct", result)
 
     @tool("list-projects")
     def list_projects() -> str:
@@ -288,19 +289,17 @@ def _store(settings: Settings) -> Iterator[Store]:
         yield store
 
 
-def _recorded(settings: Settings, event: str, answer: dict[str, object], text: str) -> str:
-    """`text`, after recording it in the injection ledger (`causantic ledger`)."""
+def _recorded(settings: Settings, event: str, answer: Answer) -> str:
+    """The answer's text, after recording it in the injection ledger (`causantic ledger`)."""
     from causantic.store.ledger import record_at
 
-    results = answer.get("results")
-    lessons = answer.get("lessons")
     try:
-        record_at(str(settings.db_path), event, text,
-                  chunk_ids=[r["chunk_id"] for r in results] if isinstance(results, list) else [],
-                  lesson_ids=[r["id"] for r in lessons] if isinstance(lessons, list) else [])
+        record_at(str(settings.db_path), event, answer.text,
+                  chunk_ids=[h.chunk_id for h in answer.results],
+                  lesson_ids=[str(r["id"]) for r in answer.lessons or []])
     except Exception:  # noqa: BLE001 - an unrecorded answer is still an answer
         pass
-    return text
+    return answer.text
 
 
 def serve(settings: Settings) -> None:

@@ -42,6 +42,7 @@ import apsw
 from causantic.records import Record
 from causantic.store import projects
 from causantic.store import session_state as table
+from causantic.tokens import clip, clip_line
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing on the hook path
 if TYPE_CHECKING:
@@ -404,7 +405,7 @@ def _message(tool: str, body: str) -> str:
     if tool == "Bash":
         best = next((line for line in informative if _ERROR_LINE_RE.search(line)), None)
     best = best or (informative[0] if informative else (lines[0] if lines else "error"))
-    return _clip(best, 200)
+    return clip(best, 200)
 
 
 def _task_created(body: str, events: _Events, index: int) -> None:
@@ -450,7 +451,7 @@ def _resolution(events: _Events, index: int, tool: str, subject: str, message: s
     if tool == "Bash" and subject:
         for _, t, s, ok, _ in later:
             if t == "Bash" and ok and same_command(subject, s):
-                return f"`{_clip(s, 120)}` later succeeded"
+                return f"`{clip(s, 120)}` later succeeded"
     elif subject:
         for _, t, s, ok, _ in later:
             if ok and t == tool and s == subject:
@@ -464,7 +465,7 @@ def _resolution(events: _Events, index: int, tool: str, subject: str, message: s
         if index < i <= index + _SAID_WINDOW:
             m = _FIXED_RE.search(text)
             if m:
-                return f'the assistant said "{_clip(_sentence(text, m.start()), 120)}"'
+                return f'the assistant said "{clip(_sentence(text, m.start()), 120)}"'
     return ""
 
 
@@ -496,7 +497,7 @@ def _last_assistant_text(texts: list[str]) -> str:
     for text in reversed(texts):
         bodies = [b for label, b in _blocks(text) if label == "Assistant" and b.strip()]
         if bodies:
-            return _clip(" ".join(bodies[-1].split()), _HEAD_CHARS)
+            return clip_line(bodies[-1], _HEAD_CHARS)
     return ""
 
 
@@ -508,10 +509,6 @@ def _sentence(text: str, at: int) -> str:
 
 def _short_path(path: str) -> str:
     return "/".join(path.rstrip("/").split("/")[-2:])
-
-
-def _clip(text: str, n: int) -> str:
-    return text if len(text) <= n else text[: n - 1] + "…"
 
 
 def _json(text: str) -> dict[str, Any]:

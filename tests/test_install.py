@@ -283,3 +283,16 @@ def test_user_mcp_servers_live_where_claude_code_keeps_them(tmp_path: Path):
     moved = load_settings(env={"HOME": str(tmp_path), "CLAUDE_CONFIG_DIR": str(tmp_path / "cc")})
     assert claude_json_path(moved) == tmp_path / "cc" / ".claude.json"
     assert moved.claude_dir == tmp_path / "cc"
+
+
+def test_the_plugin_registers_the_hooks_of_the_one_event_table():
+    """plugin/hooks/hooks.json is written by hand: it must name the same events, commands,
+    matchers and timeouts as `causantic.claude.events.HOOKS` (PostToolUse on Bash is left
+    out there: it is off by default and a plugin cannot make it conditional)."""
+    from causantic.claude.events import HOOKS
+
+    plugin = json.loads((Path(__file__).parent.parent / "plugin/hooks/hooks.json").read_text())
+    found = sorted(
+        (event, h["command"].rsplit(" hook ", 1)[1], group.get("matcher"), h["timeout"])
+        for event, groups in plugin["hooks"].items() for group in groups for h in group["hooks"])
+    assert found == sorted(row for row in HOOKS if row[0] != "PostToolUse")

@@ -46,6 +46,7 @@ import time
 from pathlib import Path
 
 from causantic.claude import status
+from causantic.claude.events import EVENTS
 from causantic.config import HARD_INJECTION_CAP, Settings, load_settings
 from causantic.markers import wrap_memory
 
@@ -53,16 +54,6 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing on the h
 if TYPE_CHECKING:
     from typing import Any
 
-EVENTS = ("session-start", "user-prompt-submit", "pre-compact", "session-end", "subagent-stop",
-          "post-tool-use")
-EVENT_NAMES = {
-    "session-start": "SessionStart",
-    "user-prompt-submit": "UserPromptSubmit",
-    "pre-compact": "PreCompact",
-    "session-end": "SessionEnd",
-    "subagent-stop": "SubagentStop",
-    "post-tool-use": "PostToolUse",
-}
 MAX_STDIN_BYTES = 8 << 20
 STDIN_TIMEOUT_S = 2.0
 #: How long a queued background ingest waits for the running one before giving up.

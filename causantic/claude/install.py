@@ -7,12 +7,14 @@ What install writes (nothing else in either file changes):
   interpreter path and a timeout in seconds::
 
       SessionStart      matcher "startup|resume|clear|compact"  … hook session-start       10 s
+      UserPromptSubmit  only with [hooks] user_prompt_submit    … hook user-prompt-submit   5 s
       PreCompact        (all: manual and auto)                  … hook pre-compact         30 s
       SessionEnd        (all reasons)                           … hook session-end         10 s
       SubagentStop      (all agent types)                       … hook subagent-stop       10 s
-      UserPromptSubmit  only with [hooks] user_prompt_submit    … hook user-prompt-submit   5 s
-      PostToolUseFailure (all tools; not with [lessons] hook = false) … hook post-tool-use 5 s
       PostToolUse       matcher "Bash", only with [lessons] bash_output  … hook post-tool-use 5 s
+      PostToolUseFailure (all tools; not with [lessons] hook = false) … hook post-tool-use 5 s
+
+  (the table is `causantic.claude.events.HOOKS`)
 
   The command is `<abs python> -S <abs causantic.pyz> hook <event>` when running from the
   archive, else `<abs python> -m causantic hook <event>`; `--db PATH` is added when install
@@ -41,13 +43,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from causantic.claude.events import HOOKS
 from causantic.claude.launcher import self_command, shell_join
 from causantic.config import Settings
 from causantic.errors import CausanticError
 from causantic.fsutil import atomic_write, private_dir
 
 SERVER_NAME = "causantic"
-SESSION_START_MATCHER = "startup|resume|clear|compact"
 
 
 @dataclass(frozen=True)
@@ -58,17 +60,7 @@ class HookSpec:
     timeout: int  # seconds
 
 
-HOOK_SPECS = (
-    HookSpec("SessionStart", "session-start", SESSION_START_MATCHER, 10),
-    HookSpec("PreCompact", "pre-compact", None, 30),
-    HookSpec("SessionEnd", "session-end", None, 10),
-    HookSpec("SubagentStop", "subagent-stop", None, 10),
-    HookSpec("UserPromptSubmit", "user-prompt-submit", None, 5),
-    # Lessons (causantic.claude.lesson_hook.registered): PostToolUse only with
-    # [lessons] bash_output = true; neither with [lessons] hook = false.
-    HookSpec("PostToolUse", "post-tool-use", "Bash", 5),
-    HookSpec("PostToolUseFailure", "post-tool-use", None, 5),
-)
+HOOK_SPECS = tuple(HookSpec(*row) for row in HOOKS)
 OUR_COMMANDS = frozenset(s.command for s in HOOK_SPECS)
 
 

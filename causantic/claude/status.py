@@ -18,8 +18,9 @@ import json
 from datetime import UTC, datetime
 from pathlib import Path
 
+from causantic.claude.events import EVENTS
 from causantic.fsutil import atomic_write, file_lock, overwrite, private_dir
-from causantic.timestamps import iso_utc
+from causantic.timestamps import iso_utc, parse_iso
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing on the hook path
 if TYPE_CHECKING:
@@ -27,7 +28,8 @@ if TYPE_CHECKING:
 
 STATUS_FILE = "hook-status.json"
 LOG_FILE = Path("logs") / "hooks.log"
-HOOKS = ("session-start", "user-prompt-submit", "pre-compact", "session-end")
+#: Listed first, in this order (other entries follow by name): the session's own events.
+HOOKS = EVENTS[:4]
 
 
 def status_path(home: Path) -> Path:
@@ -163,7 +165,7 @@ def render_status(status: dict[str, dict[str, Any]], home: Path, now: datetime |
 def time_ago(iso: object, now: datetime) -> str:
     """`just now`, `5 min ago`, `3 hours ago`, `2 days ago` (or `at an unknown time`)."""
     try:
-        then = datetime.strptime(str(iso), "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=UTC)
+        then = parse_iso(str(iso))
     except ValueError:
         return "at an unknown time"
     seconds = max(0.0, (now - then).total_seconds())

@@ -20,6 +20,7 @@ import os
 import re
 
 from causantic.records import Record
+from causantic.tokens import clip_line
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -107,11 +108,11 @@ def dropped(state: SessionState, summary: str) -> Dropped:
         else:
             named = os.path.basename(e.subject).lower() in lower if e.subject else False
         said = _mentioned(_words(e.message), summary_words, 0.6)
-        line = f"{e.tool} `{_clip(e.subject, 90)}`: {_clip(e.message, 140)}"
+        line = f"{e.tool} `{clip_line(e.subject, 90)}`: {clip_line(e.message, 140)}"
         if not e.resolved and not said:
             open_errors.append(line)
         elif e.tool == "Bash" and not named and not said:
-            failed.append(line + (f" (resolved: {_clip(e.how, 80)})" if e.resolved else ""))
+            failed.append(line + (f" (resolved: {clip_line(e.how, 80)})" if e.resolved else ""))
     todos = [t.get("content", "") for t in state.open_todos
              if not _mentioned(_words(t.get("content", "")), summary_words, 0.6)]
     request = state.last_request.strip()
@@ -125,9 +126,9 @@ def render(d: Dropped, max_chars: int) -> str:
         return ""
     lines = ["Not in the compaction summary, from causantic's record of this session:"]
     if d.last_request:
-        lines.append(f"- Last request: {_clip(' '.join(d.last_request.split()), 400)}")
+        lines.append(f"- Last request: {clip_line(d.last_request, 400)}")
     if d.todos:
-        lines.append("- Open todos: " + "; ".join(_clip(t, 120) for t in d.todos))
+        lines.append("- Open todos: " + "; ".join(clip_line(t, 120) for t in d.todos))
     if d.open_errors:
         lines += ["- Open error: " + e for e in d.open_errors]
     if d.failed:
@@ -140,11 +141,6 @@ def render(d: Dropped, max_chars: int) -> str:
             break
         out += ("\n" if out else "") + line
     return out if "\n" in out else ""
-
-
-def _clip(text: str, n: int) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= n else text[: n - 1] + "…"
 
 
 def restore_block(conn: object, session_id: str, transcript: str, max_chars: int) -> str:

@@ -26,6 +26,7 @@ from causantic.lessons.signature import Signature, digest, error_line
 from causantic.store import lessons as table
 from causantic.store.lessons import LessonRow
 from causantic.store.projects import chunk_project
+from causantic.tokens import clip
 
 _MAX_ATTEMPTS = 5
 _MAX_FILES = 6
@@ -105,9 +106,9 @@ def lessons_from_events(session_id: str, project: str, events: list[_Event]) -> 
             msg_hash=sig.msg_hash,
             informative=int(sig.informative),
             error=occurrences[-1][2],
-            subject=st._clip(last.subject, 300),
+            subject=clip(last.subject, 300),
             occurrences=len(occurrences),
-            attempts=json.dumps([st._clip(a, 200) for a in attempts[-_MAX_ATTEMPTS:]]),
+            attempts=json.dumps([clip(a, 200) for a in attempts[-_MAX_ATTEMPTS:]]),
             resolved=int(fix is not None),
             fix=fix.description if fix else "",
             fix_command=fix.command if fix else "",
@@ -151,7 +152,7 @@ def _fix(events: list[_Event], calls: list[_Event], failed: _Event, message: str
             if not e.tool and failed.index < e.index <= failed.index + st._SAID_WINDOW:
                 m = st._FIXED_RE.search(e.text)
                 if m:
-                    resolver, said = e, st._clip(st._sentence(e.text, m.start()), 160)
+                    resolver, said = e, clip(st._sentence(e.text, m.start()), 160)
                     break
     if resolver is None:
         return None
@@ -165,9 +166,9 @@ def _fix(events: list[_Event], calls: list[_Event], failed: _Event, message: str
         parts.append("edited " + ", ".join(st._short_path(f) for f in files[-3:])
                      + (f" (+{len(files) - 3} more)" if len(files) > 3 else ""))
     if changes:
-        parts.append("ran " + ", ".join(f"`{st._clip(c, 80)}`" for c in changes[-2:]))
+        parts.append("ran " + ", ".join(f"`{clip(c, 80)}`" for c in changes[-2:]))
     if resolver.tool == "Bash":
-        parts.append(f"then `{st._clip(resolver.subject, 100)}` passed")
+        parts.append(f"then `{clip(resolver.subject, 100)}` passed")
     elif resolver.tool and resolver.tool not in st._EDIT_TOOLS:
         parts.append(f"then {resolver.tool} of {st._short_path(resolver.subject)} worked")
     elif said:
@@ -194,7 +195,7 @@ def _first_sentence(events: list[_Event], start: int, end: int) -> str:
         if start < e.index < end and not e.tool and e.text.strip():
             text = " ".join(e.text.split())
             cut = min((i for i in (text.find(". "), text.find(": ")) if i > 20), default=-1)
-            return st._clip(text[: cut + 1] if cut > 0 else text, 140)
+            return clip(text[: cut + 1] if cut > 0 else text, 140)
     return ""
 
 

@@ -7,13 +7,16 @@ numbers, durations and line:column positions. Two hashes are kept: `sig_hash` (p
 message) and `msg_hash` (message only), so a lookup can tell an exact match from the same
 message printed by a different command.
 
-This module is on the PostToolUse hook's fast path: standard library only (`re`, `hashlib`),
+This module is on the PostToolUse hook's fast path: standard library only (`re`, `hashlib`; the
+leaf `causantic.tokens` is stdlib only too),
 patterns compiled on first use.
 """
 
 from __future__ import annotations
 
 import re
+
+from causantic.tokens import clip
 
 try:  # CPython's built-in SHA-1: importing hashlib loads OpenSSL (~7 ms of every hook run)
     from _sha1 import sha1  # type: ignore[import-not-found]  # private; typeshed has no stub
@@ -94,7 +97,7 @@ def best_line(text: str) -> str:
         if line.startswith("E   "):
             line = line[4:].strip()
         if line and rx.search(line):
-            return line if len(line) <= 200 else line[:199] + "…"
+            return clip(line, 200)
     return ""
 
 
@@ -127,7 +130,7 @@ def error_line(tool: str, text: str) -> str:
     if tool == "Bash":
         found = next((line for line in informative if is_error_line(line)), None)
     found = found or (informative[0] if informative else (lines[0] if lines else "error"))
-    return found if len(found) <= 200 else found[:199] + "…"
+    return clip(found, 200)
 
 
 def error_class(message: str) -> str:

@@ -22,6 +22,7 @@ import json
 
 from causantic.config import LessonSettings
 from causantic.lessons.signature import Signature, error_line, is_error_line
+from causantic.tokens import clip, clip_line
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -90,7 +91,7 @@ def signatures(tool: str, subject: str, text: str) -> list[Signature]:
         for line in text.splitlines():
             line = line.strip()
             if line and is_error_line(line):
-                lines.append(line[:199] + "…" if len(line) > 200 else line)
+                lines.append(clip(line, 200))
                 if len(lines) > MAX_LINES:
                     break
     out: dict[str, Signature] = {}
@@ -170,9 +171,9 @@ def render(row: LessonRow, max_chars: int = MAX_CHARS, listing: bool = False) ->
     """"Seen before in <project> on <date>: <error> -> fixed by <change> (session <id>)";
     with `listing`, "<date> <project>: <error> -> ..." (for `causantic lessons`)."""
     date = row.time[:10]
-    error = row.error if len(row.error) <= 240 else row.error[:239] + "…"
-    what = f"`{_clip(row.subject, 100)}` failed with: {error}" if row.tool == "Bash" else \
-        f"{row.tool} {_clip(row.subject, 100)} failed with: {error}"
+    error = clip(row.error, 240)
+    what = f"`{clip_line(row.subject, 100)}` failed with: {error}" if row.tool == "Bash" else \
+        f"{row.tool} {clip_line(row.subject, 100)} failed with: {error}"
     if row.resolved:
         tail = f" -> fixed by: {row.fix}"
     else:
@@ -185,9 +186,4 @@ def render(row: LessonRow, max_chars: int = MAX_CHARS, listing: bool = False) ->
     text = (f"{head}{what}{tried}{tail}"
             f" (session {row.session_id[:8]}"
             + (f", commit {row.fix_commit[:8]}" if row.fix_commit else "") + ")")
-    return _clip(text, max_chars)
-
-
-def _clip(text: str, n: int) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= n else text[: n - 1] + "…"
+    return clip_line(text, max_chars)

@@ -34,6 +34,7 @@ import apsw
 from causantic.memory import DEFAULT_IMPORTANCE
 from causantic.memory.observe import Redact, memory_id
 from causantic.store import memories as sql
+from causantic.tokens import clip_line
 
 SCAN_MARK = "scan"
 MAX_PROMPT = 1500  # longer user messages are pastes (plans, logs), not instructions
@@ -244,7 +245,7 @@ def _question(text: str) -> str:
     if not asked:
         return ""
     informative = [q for q in asked if len(q) >= 40]
-    return _clip(asked[-1] if len(asked[-1]) >= 40 or not informative else informative[-1], 200)
+    return clip_line(asked[-1] if len(asked[-1]) >= 40 or not informative else informative[-1], 200)
 
 
 def _option_line(prompt: str, assistant: str) -> str:
@@ -262,7 +263,7 @@ def _option_line(prompt: str, assistant: str) -> str:
     if not found:
         return ""
     line = found.group(0).replace("**", "").strip(" |")
-    return _clip(re.sub(r"\s*\|\s*", " — ", line), 200)
+    return clip_line(re.sub(r"\s*\|\s*", " — ", line), 200)
 
 
 def _test_result(command: str, body: str, chunk: _Chunk, session_id: str,
@@ -284,7 +285,7 @@ def _test_result(command: str, body: str, chunk: _Chunk, session_id: str,
         summary = "; ".join(dict.fromkeys(found[-2:]))
     if failed and not re.search(r"FAIL|fail|[1-9]\d* failures?|error", summary):
         summary += " (but the command exited with an error)"
-    return Found("test_result", f"`{_clip(command, 160)}` → {_clip(summary, 240)}",
+    return Found("test_result", f"`{clip_line(command, 160)}` → {clip_line(summary, 240)}",
                  (chunk.id,), session_id, chunk.start_time)
 
 
@@ -295,12 +296,12 @@ def _error_line(body: str) -> str:
     lines = [line for line in lines if len(line) > 8 and _ERROR_LINE_RE.search(line)
              and not line.lower().startswith(("exit code", "warning", "[…"))]
     specific = [line for line in lines if _SPECIFIC_RE.search(line)]
-    return _clip((specific or lines or [""])[0], 200)
+    return clip_line((specific or lines or [""])[0], 200)
 
 
 def _fix_text(command: str, message: str, edits: list[str]) -> str:
     files = ", ".join(_short_path(p) for p in edits[:5]) + (" …" if len(edits) > 5 else "")
-    return (f"`{_clip(command, 120)}` failed with: {message} — fixed by editing {files}; "
+    return (f"`{clip_line(command, 120)}` failed with: {message} — fixed by editing {files}; "
             "the same command then succeeded.")
 
 
@@ -320,8 +321,3 @@ def _command_key(command: str) -> str:
 def _short_path(path: str) -> str:
     parts = path.strip().split("/")
     return "/".join(parts[-2:]) if len(parts) > 2 else path.strip()
-
-
-def _clip(text: str, n: int) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= n else text[: n - 1] + "…"

@@ -10,6 +10,7 @@ import apsw
 
 from causantic.memory.triggers import reflection_line
 from causantic.store import memories as sql
+from causantic.tokens import clip_line
 
 BRIEFING_TYPES = ("instruction", "decision")
 MAX_ITEMS = 12
@@ -27,10 +28,7 @@ def briefing_block(conn: apsw.Connection, project: str, max_chars: int) -> str:
         lines.append("Standing instructions and decisions (causantic memories; `causantic "
                      "feedback ID --harmful` if one is wrong):")
         for m in rows:
-            text = " ".join(m.text.split())
-            if len(text) > 240:
-                text = text[:239] + "…"
-            line = f"- [{m.type}] {text} ({m.id})"
+            line = f"- [{m.type}] {clip_line(m.text, 240)} ({m.id})"
             if sum(len(x) + 1 for x in lines) + len(line) > max_chars:
                 break
             lines.append(line)

@@ -10,11 +10,14 @@ import argparse
 import json
 import sys
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from causantic.config import Settings
 from causantic.errors import CausanticError
 from causantic.memory import TYPES
+
+if TYPE_CHECKING:
+    from causantic.retrieval.render import Answer
 
 
 def _emit(args: argparse.Namespace, payload: dict[str, object], text: str) -> None:
@@ -98,8 +101,8 @@ def forget_memories(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
-def attach(store: Any, result: Any, query: str, *, project: str | None, mode: str,
-           settings: Settings, max_tokens: int) -> Any:
+def attach(store: Any, result: Answer, query: str, *, project: str | None, mode: str,
+           settings: Settings, max_tokens: int) -> Answer:
     """`result` (search or recall) with the best matching memories shown first."""
     from causantic.memory.recall import memory_hits, with_memories
 

@@ -8,12 +8,12 @@ observe them again. `dry_run` (the default) only previews.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import datetime
 
 from causantic.errors import UsageError
 from causantic.store import memories as sql
 from causantic.store.db import Store
-from causantic.timestamps import iso_utc
+from causantic.timestamps import days_ago, iso_utc
 
 
 def prune(store: Store, *, ttl_days: float, max_importance: float = 4.0, dry_run: bool = True,
@@ -26,7 +26,7 @@ def prune(store: Store, *, ttl_days: float, max_importance: float = 4.0, dry_run
     """
     if ttl_days <= 0:
         raise UsageError(f"ttl must be a positive number of days, not {ttl_days:g}")
-    cutoff = iso_utc((now or datetime.now(UTC)) - timedelta(days=ttl_days))
+    cutoff = iso_utc(days_ago(ttl_days, now))
     rows = [m for m in sql.select(store.conn, origins=("auto",), include_duplicates=True,
                                   order="created")
             if m.last_seen_at < cutoff and m.effective_importance < max_importance]

@@ -34,7 +34,8 @@ from causantic.memory import DEFAULT_IMPORTANCE, MAX_TEXT, ORIGINS, TYPES
 from causantic.records import Record
 from causantic.store import memories as sql
 from causantic.store.db import Store
-from causantic.timestamps import iso_utc
+from causantic.timestamps import iso_utc, parse_iso
+from causantic.tokens import clip
 
 NEAR_COSINE = 0.90
 NEAR_DAYS = MemorySettings().near_days  # `[memory] near_days` as config.KEYS sets it
@@ -150,8 +151,7 @@ def prepare(
     redactions = 0
     if redact is not None:
         clean, redactions = redact(clean)
-    if len(clean) > MAX_TEXT:
-        clean = clean[: MAX_TEXT - 1].rstrip() + "…"
+    clean = clip(clean, MAX_TEXT, strip=True)
     chunk_ids = [resolve_chunk(conn, c) for c in cites]
     base = importance if importance is not None else (importance_table or DEFAULT_IMPORTANCE)[type]
     project = (project or "").strip()
@@ -259,7 +259,7 @@ def link_near_duplicates(conn: apsw.Connection, rowids: Sequence[int], model_id:
     new = sql.select(conn, rowids=list(rowids), order="created")
     linked = 0
     for m in new:
-        start = iso_utc(_parse(m.created_at) - timedelta(days=near_days))
+        start = iso_utc(parse_iso(m.created_at, or_now=True) - timedelta(days=near_days))
         earlier = [e for e in sql.select(conn, project=m.project, include_global=False,
                                          created_after=start, order="created")
                    if e.id != m.id and (e.created_at, e.rowid) < (m.created_at, m.rowid)]
@@ -281,12 +281,6 @@ def link_near_duplicates(conn: apsw.Connection, rowids: Sequence[int], model_id:
     return linked
 
 
-def _parse(ts: str) -> datetime:
-    try:
-        when = datetime.fromisoformat(ts.replace("Z", "+00:00"))
-    except ValueError:
-        return datetime.now(UTC)
-    return when if when.tzinfo else when.replace(tzinfo=UTC)
 
 
 def forget_memories(store: Store, refs: Sequence[str], *, dry_run: bool = True) -> dict[str, object]:
@@ -331,8 +325,7 @@ def forget_auto_for_chunks(conn: apsw.Connection, chunk_ids: Sequence[str]) -> i
 
 
 def _first(text: str, width: int = 90) -> str:
-    line = text.strip().splitlines()[0] if text.strip() else ""
-    return line if len(line) <= width else line[: width - 1] + "…"
+    return clip(text.strip().splitlines()[0] if text.strip() else "", width)
 
 
 def meta_of(m: sql.MemoryRow) -> dict[str, object]:

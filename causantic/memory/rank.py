@@ -23,6 +23,7 @@ from datetime import UTC, datetime
 
 from causantic.records import Record
 from causantic.store.memories import MemoryRow
+from causantic.timestamps import parse_iso
 
 
 class Weights(Record):
@@ -79,7 +80,7 @@ def recency(memory: MemoryRow, weights: Weights, session_starts: Sequence[str],
             now: datetime | None = None) -> float:
     """Raw recency in (0, 1]: 1 for a memory seen in the latest session (or just now)."""
     if weights.clock == "wall":
-        seen = _parse(memory.last_seen_at)
+        seen = parse_iso(memory.last_seen_at, or_now=True)
         days = max(0.0, ((now or datetime.now(UTC)) - seen).total_seconds() / 86400)
         return 0.5 ** (days / weights.half_life_days)
     since = len(session_starts) - bisect.bisect_right(session_starts, memory.last_seen_at)
@@ -111,9 +112,3 @@ def _minmax(values: list[float]) -> list[float]:
     return [(v - lo) / (hi - lo) for v in values]
 
 
-def _parse(ts: str) -> datetime:
-    try:
-        when = datetime.fromisoformat(ts.replace("Z", "+00:00"))
-    except ValueError:
-        return datetime.now(UTC)
-    return when if when.tzinfo else when.replace(tzinfo=UTC)

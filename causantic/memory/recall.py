@@ -13,11 +13,9 @@ numpy is imported only when stored memory vectors exist and the query is embedde
 
 from __future__ import annotations
 
-import dataclasses
 import re
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any
 
 import apsw
 
@@ -25,11 +23,11 @@ from causantic.config import MemorySettings
 from causantic.memory import TYPES
 from causantic.memory.observe import memory_dict
 from causantic.memory.rank import DEFAULT, Candidate, Weights, rank, recency, relevance
-from causantic.records import Record
 from causantic.retrieval.fts import fts_query, query_terms
-from causantic.retrieval.render import short_time
+from causantic.retrieval.render import SEPARATOR, Answer, Hit, block, short_time
 from causantic.store import memories as sql
 from causantic.store.db import Store
+from causantic.tokens import approx_tokens, chars_for_tokens
 
 _WORD_RE = re.compile(r"[^\W_]+")  # agent_logs is two words, not one that starts like "agents"
 MIN_COSINE = 0.30  # below this a vector neighbour is not a candidate
@@ -149,23 +147,11 @@ def cosines(conn: apsw.Connection, query: str, project: str | None,
 # -- beside search and recall --------------------------------------------------------------
 
 
-class MemoryHit(Record):
-    """A memory among search results, shaped like a `Hit`: `sources` is ('memory',) and
+class MemoryHit(Hit):
+    """A memory among search results: a `Hit` whose `sources` is ('memory',) and whose
     `chunk_id` holds the memory id; `as_dict` adds the memory itself."""
 
-    __slots__ = ("chunk_id", "session_id", "project", "agent_id", "start_time", "end_time",
-                 "score", "sources", "text", "kind", "seed", "memory", "duplicates")
-    chunk_id: str
-    session_id: str
-    project: str
-    agent_id: str
-    start_time: str
-    end_time: str
-    score: float
-    sources: tuple[str, ...]
-    text: str
-    kind: str
-    seed: bool
+    __slots__ = ("memory", "duplicates")
     memory: sql.MemoryRow
     duplicates: int
 
@@ -185,17 +171,8 @@ class MemoryHit(Record):
                    c.score, ("memory",), m.text, "memory", False, m, duplicates)
 
     def as_dict(self) -> dict[str, object]:
-        return {
-            "chunk_id": self.chunk_id,
-            "session_id": self.session_id,
-            "project": self.project,
-            "start_time": self.start_time,
-            "end_time": self.end_time,
-            "score": round(self.score, 6),
-            "sources": list(self.sources),
-            "text": self.text,
-            "memory": memory_dict(self.memory) | {"near_duplicates": self.duplicates},
-        }
+        return super().as_dict() | {
+            "memory": memory_dict(self.memory) | {"near_duplicates": self.duplicates}}
 
 
 def memory_hits(store: Store, query: str, *, project: str | None,
@@ -221,16 +198,16 @@ def render_memory(m: sql.MemoryRow, index: str = "", duplicates: int = 0) -> str
         parts.append(f"seen {m.count + duplicates}×")
     if m.origin != "explicit":
         parts.append(m.origin)
-    return " · ".join(parts) + "\n" + m.text
+    return block(" · ".join(parts), m.text)
 
 
-def with_memories(result: Any, hits: Sequence[MemoryHit], max_tokens: int) -> Any:
-    """A SearchResult/ChainResult with the memory hits before its chunks (text and results)."""
+def with_memories(result: Answer, hits: Sequence[MemoryHit], max_tokens: int) -> Answer:
+    """A search/recall `Answer` with the memory hits before its chunks (text and results)."""
     if not hits:
         return result
-    from causantic.retrieval.render import shorten, tokens_of
+    from causantic.retrieval.render import shorten
 
-    room = max(200, max_tokens // MEMORY_SHARE) * 7 // 2
+    room = chars_for_tokens(max(200, max_tokens // MEMORY_SHARE))
     blocks: list[str] = []
     used = 0
     shown: list[MemoryHit] = []
@@ -244,9 +221,8 @@ def with_memories(result: Any, hits: Sequence[MemoryHit], max_tokens: int) -> An
         shown.append(h)
         used += len(block)
     head = f"Memories ({len(shown)}, from `remember`/observe; check them against the code):"
-    text = head + "\n" + "\n\n".join(blocks) + "\n\n---\n\n" + result.text
-    return dataclasses.replace(result, results=[*shown, *result.results], text=text,
-                               tokens=tokens_of(text))
+    text = head + "\n" + "\n\n".join(blocks) + SEPARATOR + result.text
+    return result.replace(results=[*shown, *result.results], text=text, tokens=approx_tokens(text))
 
 
 # -- listing -------------------------------------------------------------------------------

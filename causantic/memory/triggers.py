@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 import apsw
 
 from causantic.store import memories as sql
+from causantic.timestamps import parse_iso
 
 IMPORTANCE_SUM = 150.0
 OBSERVATIONS = 100
@@ -36,7 +37,7 @@ def due(conn: apsw.Connection, project: str, now: datetime | None = None) -> str
     if count >= MIN_NEW:
         if last is None:
             return f"{count} observations and no reflection yet"
-        when = datetime.fromisoformat(last.replace("Z", "+00:00"))
+        when = parse_iso(last)
         hours = ((now or datetime.now(UTC)) - when).total_seconds() / 3600
         if hours >= HOURS:
             return f"{count} new observations, {hours:.0f} h since the last reflection"

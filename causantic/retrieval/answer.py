@@ -28,6 +28,7 @@ import apsw
 
 from causantic.retrieval.fts import query_terms
 from causantic.retrieval.render import Hit
+from causantic.tokens import clip
 
 #: Where a block starts inside a chunk's text.
 _BLOCK_RE = re.compile(r"\n\n(?=\[(?:User|Assistant|Tool:|Result:|Summary|Command|…continued))")
@@ -98,8 +99,7 @@ def _text_block(block: str, terms: Sequence[str]) -> str:
 
 
 def _line(line: str, limit: int = LINE_CHARS) -> str:
-    line = line.rstrip()
-    return line if len(line) <= limit else line[: limit - 1] + "…"
+    return clip(line.rstrip(), limit)
 
 
 def _head_cut(block: str, limit: int, terms: Sequence[str]) -> str:

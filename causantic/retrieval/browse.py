@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime
 
 import apsw
 
 from causantic.retrieval.projects import resolve_project
 from causantic.retrieval.render import short_time
+from causantic.timestamps import days_ago
 from causantic.wording import plural
 
 
@@ -87,7 +88,7 @@ def list_sessions(
     )
     args: list[object] = [project]
     if days_back is not None:
-        since = (now or datetime.now(UTC)) - timedelta(days=days_back)
+        since = days_ago(days_back, now)
         sql += " AND c.end_time >= ?"
         args.append(since.strftime("%Y-%m-%dT%H:%M:%S.000Z"))
     sql += " GROUP BY c.session_id ORDER BY max(c.end_time) DESC LIMIT ?"

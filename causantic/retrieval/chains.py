@@ -31,7 +31,7 @@ How an answer is built:
    taken, so the narrative has no gaps. The text runs oldest first, each chunk under a
    session/time header; every seed the chain passes through is marked; a recall's match
    also shows how its turn ended. Search's other matches, as answer units, fill the rest
-   of the budget (`Other matches:`, `ChainResult.others`).
+   of the budget (`Other matches:`, `Answer.others`).
 
 When no chain of at least two chunks exists (or none fits), the answer is the search
 results, as answer units, after one line saying so (mode `fallback`).
@@ -54,8 +54,9 @@ from causantic.errors import UsageError
 from causantic.retrieval import render
 from causantic.retrieval.fts import query_terms
 from causantic.retrieval.projects import resolve_project
-from causantic.retrieval.render import Hit
+from causantic.retrieval.render import Answer, Hit
 from causantic.store.db import Store
+from causantic.tokens import approx_tokens, char_limit, tokens_for_chars
 from causantic.wording import plural
 
 BACKWARD = "backward"
@@ -78,30 +79,6 @@ _MIN_SHORTENED_CHARS = 210  # do not bother showing less than ~60 tokens of a ch
 _BATCH = 500
 
 Scorer = Callable[[apsw.Connection, str, dict[str, str]], dict[str, float]]
-
-
-@dataclass(frozen=True)
-class ChainResult:
-    """A recall/predict answer; `as_dict` follows SearchResult's JSON contract."""
-
-    query: str
-    mode: str  # "chain" | "fallback"
-    direction: str  # "backward" (recall) | "forward" (predict)
-    results: list[Hit]  # narrative order (oldest first) for chains, rank order for fallbacks
-    text: str
-    tokens: int
-    duration_ms: float
-    notice: str | None = None
-    score: float = 0.0  # the chosen chain's score (0 for fallbacks)
-    others: list[Hit] = field(default_factory=list)  # search's other matches after the chain
-
-    def as_dict(self) -> dict[str, object]:
-        return render.answer_dict(
-            self.query, self.mode, [h.as_dict() | {"seed": h.seed} for h in self.results],
-            self.text, self.tokens, self.duration_ms,
-            direction=self.direction, notice=self.notice or None,
-            other_matches=[h.as_dict() for h in self.others] or None,
-        )
 
 
 @dataclass
@@ -169,7 +146,7 @@ def recall(
     max_chars: int | None = None,
     seeds: int = DEFAULT_SEEDS,
     search_mode: str = "hybrid",
-) -> ChainResult:
+) -> Answer:
     """How did we get here: the chain of chunks that led to what the query finds, oldest first.
 
     Parameters
@@ -203,7 +180,7 @@ def predict(
     max_chars: int | None = None,
     seeds: int = DEFAULT_SEEDS,
     search_mode: str = "hybrid",
-) -> ChainResult:
+) -> Answer:
     """What came next: the chain of chunks that followed what the query finds, oldest first.
 
     Parameters are those of `recall`.
@@ -224,7 +201,7 @@ def walk(
     seeds: int = DEFAULT_SEEDS,
     search_mode: str = "hybrid",
     scorer: Scorer | None = None,
-) -> ChainResult:
+) -> Answer:
     """Seeds from search, then the best chain in `direction` (see the module docstring).
 
     `scorer(conn, query, {chunk_id: text}) -> {chunk_id: score in [0, 1]}` overrides how
@@ -245,9 +222,9 @@ def walk(
         if notice:
             text = f"{notice}\n{text}"
         return _result(query, "fallback", direction, [], text, started, notice,
-                       cap=_char_limit(max_tokens, max_chars))
+                       cap=char_limit(max_tokens, max_chars))
     seed_hits = found.results[:seeds]
-    budget = max_tokens if max_chars is None else min(max_tokens, max_chars * 2 // 7)
+    budget = max_tokens if max_chars is None else min(max_tokens, tokens_for_chars(max_chars))
     graph = _Graph(store.conn, backward=direction == BACKWARD)
     _explore(graph, [h.chunk_id for h in seed_hits], depth=limit)
     scores = (scorer or default_scorer(store))(
@@ -301,9 +278,9 @@ def walk(
         return _fallback(store, query, direction, found.results[:limit], max_tokens, max_chars,
                          notice, started, too_small=True)
     text, others = _other_matches(store.conn, query, text, shown, found.results,
-                                  _char_limit(max_tokens, max_chars))
+                                  char_limit(max_tokens, max_chars))
     return _result(query, "chain", direction, shown, text, started, notice, chosen.score,
-                   cap=_char_limit(max_tokens, max_chars), others=others)
+                   cap=char_limit(max_tokens, max_chars), others=others)
 
 
 def _resolution(store: Store, query: str, seed: str, limit: int, budget: int,
@@ -580,7 +557,7 @@ def _render_chain(
     """
     from causantic.retrieval import answer
 
-    limit = max_tokens * 7 // 2 if max_chars is None else min(max_tokens * 7 // 2, max_chars)
+    limit = char_limit(max_tokens, max_chars)
     lead = (f"{notice}\n" if notice else "") + _title(query, direction, walk_order) + "\n\n"
     # The title's counts may grow by a few digits; a small budget goes to the chain whole.
     room = max(int(limit * CHAIN_SHARE), min(limit, CHAIN_MIN_CHARS)) - len(lead) - 12
@@ -625,7 +602,7 @@ def _render_chain(
     ordered = before + after
     shown = [h for h, _ in ordered]
     bodies = [t for _, t in ordered]
-    items = [f"{render.header(h, i + 1)}\n{b}" for i, (h, b) in enumerate(zip(shown, bodies))]
+    items = [render.block(render.header(h, i + 1), b) for i, (h, b) in enumerate(zip(shown, bodies))]
     head = (f"{notice}\n" if notice else "") + _title(query, direction, shown)
     return f"{head}\n\n{render.join(items)}", shown
 
@@ -657,7 +634,7 @@ def _other_matches(conn: apsw.Connection, query: str, text: str, shown: list[Hit
         return text, []
     rest = [h.replace(text=t) for h, t in units(conn, rest, query)]
     items, used = render.fit([(render.header(h, len(shown) + i + 1), h.text)
-                              for i, h in enumerate(rest)], room * 2 // 7, room)
+                              for i, h in enumerate(rest)], tokens_for_chars(room), room)
     if not items:
         return text, []
     return f"{text}{render.SEPARATOR}{OTHER_MATCHES}\n\n{render.join(items)}", rest[:used]
@@ -673,7 +650,7 @@ def _fallback(
     notice: str | None,
     started: float,
     too_small: bool = False,
-) -> ChainResult:
+) -> Answer:
     what = "before" if direction == BACKWARD else "after"
     if too_small:
         line = ("No chain fits the budget (the matches alone fill it); "
@@ -682,7 +659,7 @@ def _fallback(
         line = (f'No chain found: nothing is linked {what} the matches for "{render.quote_query(query)}"; '
                 "showing search results instead.")
     lead = (f"{notice}\n" if notice else "") + line
-    limit = max_tokens * 7 // 2 if max_chars is None else min(max_tokens * 7 // 2, max_chars)
+    limit = char_limit(max_tokens, max_chars)
     from causantic.retrieval.answer import units
 
     hits = [h.replace(text=text) for h, text in units(store.conn, hits, query)]
@@ -706,15 +683,10 @@ def _result(
     score: float = 0.0,
     cap: int | None = None,
     others: list[Hit] | None = None,
-) -> ChainResult:
-    if cap is not None and len(text) > cap:  # only tiny budgets get here: lead lines alone
-        text = render.shorten(text, cap) or text[: max(0, cap - 1)].rstrip() + "…"
-    return ChainResult(query, mode, direction, hits, text, render.tokens_of(text),
-                       (time.perf_counter() - started) * 1000, notice, score, others or [])
-
-
-def _char_limit(max_tokens: int, max_chars: int | None) -> int:
-    limit = max_tokens * 7 // 2
-    return limit if max_chars is None else min(limit, max_chars)
+) -> Answer:
+    if cap is not None:  # only tiny budgets are cut here: lead lines alone
+        text = render.cap(text, cap)
+    return Answer(query, mode, hits, text, approx_tokens(text),
+                  (time.perf_counter() - started) * 1000, notice, direction, score, others)
 
 

@@ -16,6 +16,7 @@ import apsw
 from causantic.lessons.gitcheck import fix_status
 from causantic.lessons.surface import render
 from causantic.retrieval.fts import query_terms
+from causantic.retrieval.render import Answer
 from causantic.store.lessons import LessonRow, list_lessons, search_lessons
 
 GIT_BUDGET_S = 2.0
@@ -103,19 +104,16 @@ def matching(conn: apsw.Connection, query: str, project: str | None = None,
         return []
 
 
-def attach(conn: apsw.Connection, query: str, project: str | None, answer: dict[str, object],
-           text: str, git: bool = True) -> tuple[dict[str, object], str]:
+def attach(conn: apsw.Connection, query: str, project: str | None, answer: Answer,
+           git: bool = True) -> Answer:
     """The answer with matching lessons added (marked `◇ lesson`); unchanged when none match."""
     rows = matching(conn, query, project)
     if not rows:
-        return answer, text
+        return answer
     statuses = git_statuses(conn, rows, budget_s=1.0) if git else {}
     block = "\n".join(f"{MARK} {_line(r, statuses.get(r.id))}" for r in rows)
-    text = f"{text}\n\nLessons from past errors:\n{block}"
-    answer = dict(answer)
-    answer["lessons"] = [lesson_dict(r, statuses.get(r.id)) for r in rows]
-    answer["text"] = text
-    return answer, text
+    return answer.replace(text=f"{answer.text}\n\nLessons from past errors:\n{block}",
+                          lessons=[lesson_dict(r, statuses.get(r.id)) for r in rows])
 
 
 def ledger_view(conn: apsw.Connection, session_id: str | None = None,

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
-from datetime import UTC, datetime, timedelta
+from datetime import datetime
 
 import apsw
 
@@ -31,54 +31,14 @@ from causantic.config import ANSWER_TOKENS, HARD_INJECTION_CAP, SESSION_START_CH
 from causantic.errors import UsageError
 from causantic.retrieval import render
 from causantic.retrieval.projects import resolve_project
-from causantic.retrieval.render import Hit, short_time
+from causantic.retrieval.render import Answer, Hit, short_time
 from causantic.session_state import SessionState, load_state
-from causantic.timestamps import iso_utc
+from causantic.timestamps import days_ago, iso_utc, parse_when
+from causantic.tokens import approx_tokens, char_limit, clip_line
 
 MODES = ("timeline", "briefing")
 _MIN_SHORTENED = 210  # do not show less than ~60 tokens of a chunk
 _TODO_MARKS = {"completed": "x", "in_progress": "~"}
-
-
-class ReconstructResult:
-    """A timeline or briefing; `as_dict` follows the query commands' JSON contract.
-
-    A plain class, not a dataclass: this module is on the session-start hook's path, where
-    generating dataclasses at import costs time for nothing.
-    """
-
-    __slots__ = ("query", "mode", "results", "text", "tokens", "duration_ms", "truncated",
-                 "sessions")
-
-    def __init__(
-        self,
-        query: str,  # what was reconstructed, in words
-        mode: str,  # "timeline" | "briefing"
-        results: list[Hit],  # the chunks shown, oldest first
-        text: str,
-        tokens: int,
-        duration_ms: float,
-        truncated: bool = False,
-        sessions: tuple[str, ...] = (),
-    ) -> None:
-        self.query = query
-        self.mode = mode
-        self.results = results
-        self.text = text
-        self.tokens = tokens
-        self.duration_ms = duration_ms
-        self.truncated = truncated
-        self.sessions = sessions
-
-    def __repr__(self) -> str:
-        fields = ", ".join(f"{n}={getattr(self, n)!r}" for n in self.__slots__)
-        return f"ReconstructResult({fields})"
-
-    def as_dict(self) -> dict[str, object]:
-        return render.answer_dict(
-            self.query, self.mode, [h.as_dict() for h in self.results], self.text,
-            self.tokens, self.duration_ms, truncated=self.truncated, sessions=list(self.sessions),
-        )
 
 
 class _Selection:
@@ -115,7 +75,7 @@ def reconstruct(
     max_tokens: int = ANSWER_TOKENS,
     max_chars: int | None = None,
     now: datetime | None = None,
-) -> ReconstructResult:
+) -> Answer:
     """Rebuild what happened in a project as a timeline or a briefing (module docstring).
 
     Raises
@@ -130,7 +90,7 @@ def reconstruct(
     sel = _select(conn, project, session=session, previous_session=previous_session,
                   current_session=current_session, days_back=days_back, start=start, end=end,
                   now=now)
-    limit = _char_limit(max_tokens, max_chars)
+    limit = char_limit(max_tokens, max_chars)
     if sel.empty_reason:
         return _result(sel.words, mode, [], sel.empty_reason, started)
     if mode == "briefing":
@@ -162,15 +122,15 @@ def briefing(
     cap = max(0, min(max_chars, HARD_INJECTION_CAP))
     known = conn.execute("SELECT 1 FROM chunks WHERE project = ? LIMIT 1", (project,)).fetchone()
     if known is None:
-        return _cap(f'No memory of project "{project}" yet.', cap)
+        return render.cap(f'No memory of project "{project}" yet.', cap)
     sel = _Selection(project, words=f"project {project}")
     if session:
         sel = _Selection(project, session=_resolve_session(conn, project, session))
         if sel.session is None:
-            return _cap(_unknown_session(project, session), cap)
+            return render.cap(_unknown_session(project, session), cap)
     sid = sel.session or _newest_session(conn, sel, exclude=exclude_session)
     if sid is None:
-        return _cap(f'No earlier session of project "{project}" in memory.', cap)
+        return render.cap(f'No earlier session of project "{project}" in memory.', cap)
     return _briefing(conn, project, sid, cap, sel)[0]
 
 
@@ -202,7 +162,7 @@ def _select(
     if days_back is not None:
         if days_back < 1:
             raise UsageError("--days-back must be at least 1")
-        cutoff = iso_utc((now or datetime.now(UTC)) - timedelta(days=days_back))
+        cutoff = iso_utc(days_ago(days_back, now))
         since = max(since or cutoff, cutoff)
         words.append(f"last {days_back} days")
     sid = None
@@ -287,19 +247,12 @@ def _time_filter(sql: str, args: list[object], sel: _Selection) -> tuple[str, li
 
 
 def _parse_time(value: str, flag: str, *, end_of_day: bool) -> str:
-    text = value.strip()
     try:
-        if len(text) == 10:
-            day = datetime.strptime(text, "%Y-%m-%d").replace(tzinfo=UTC)
-            return iso_utc(day + timedelta(days=1) if end_of_day else day)
-        moment = datetime.fromisoformat(text.replace(" ", "T", 1))
+        return iso_utc(parse_when(value, end_of_day=end_of_day))
     except ValueError:
         raise UsageError(
             f"{flag} {value!r} is not a date or time; use e.g. 2026-03-02 or 2026-03-02T09:30"
         ) from None
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=UTC)
-    return iso_utc(moment)
 
 
 
@@ -369,7 +322,7 @@ def _session_header(conn: apsw.Connection, session_id: str) -> str:
     first, last, branch, title = row
     span = f"{short_time(first)} – {_same_day(first, last)} UTC"
     extra = f", branch {branch}" if branch else ""
-    named = f" {_one_line(title, 80)}" if title else ""
+    named = f" {clip_line(title, 80)}" if title else ""
     return f"=== Session {session_id[:8]} ({span}{extra}){named} ==="
 
 
@@ -394,7 +347,7 @@ def _render_timeline(conn: apsw.Connection, taken: list[tuple[Hit, str]]) -> str
 
 def _timeline(
     conn: apsw.Connection, sel: _Selection, limit: int, started: float
-) -> ReconstructResult:
+) -> Answer:
     title_room = min(260, limit // 4)
     taken, truncated = _fill_newest(_newest_chunks(conn, sel), limit - title_room, 140)
     if not taken:
@@ -403,7 +356,7 @@ def _timeline(
         if truncated:
             text = (f"Not even the newest chunk fits in {limit} characters; "
                     "raise --max-tokens or --max-chars.")
-        return _result(sel.words, "timeline", [], _cap(text, limit), started, truncated)
+        return _result(sel.words, "timeline", [], render.cap(text, limit), started, truncated)
     taken.reverse()
     body = _render_timeline(conn, taken)
     sessions = tuple(dict.fromkeys(h.session_id for h, _ in taken))
@@ -417,7 +370,7 @@ def _timeline(
     if truncated:
         title += " " + _truncation_note(conn, sel, taken)
     text = f"{title}\n\n{body}"
-    return _result(sel.words, "timeline", hits, _cap(text, limit), started, truncated, sessions)
+    return _result(sel.words, "timeline", hits, render.cap(text, limit), started, truncated, sessions)
 
 
 def _truncation_note(conn: apsw.Connection, sel: _Selection, taken: list[tuple[Hit, str]]) -> str:
@@ -446,7 +399,7 @@ def _briefing(
 ) -> tuple[str, list[Hit]]:
     state = load_state(conn, sid)
     if state is None:
-        return _cap(_unknown_session(project, sid[:8]), limit), []
+        return render.cap(_unknown_session(project, sid[:8]), limit), []
     sections = _state_sections(conn, state, project)
     # The state gets at most 60 % of the room; the conversation takes the rest.
     state_text = _fit_sections(sections, int(limit * 0.6))
@@ -454,12 +407,12 @@ def _briefing(
     convo = _Selection(project, session=sid, since=sel.since, until=sel.until)
     taken, truncated = _fill_newest(_newest_chunks(conn, convo, main_only=True), room, 0)
     if not taken:
-        return _cap(state_text, limit), []
+        return render.cap(state_text, limit), []
     taken.reverse()
     head = "## Most recent conversation" + (" (newest kept)" if truncated else "")
     parts = [f"{_chunk_label(h)}\n{b}" for h, b in taken]
     text = f"{state_text}\n\n{head}\n\n{render.join(parts)}"
-    return _cap(text, limit), [h for h, _ in taken]
+    return render.cap(text, limit), [h for h, _ in taken]
 
 
 def _state_sections(
@@ -475,9 +428,9 @@ def _state_sections(
     if state.title:
         out.append((6, f"Title: {state.title}"))
     if state.last_request:
-        out.append((1, f"Last request: {_one_line(state.last_request, 300)}"))
+        out.append((1, f"Last request: {clip_line(state.last_request, 300)}"))
     if state.outcome:
-        out.append((2, f"Outcome: {_one_line(state.outcome, 400)}"))
+        out.append((2, f"Outcome: {clip_line(state.outcome, 400)}"))
     done = []
     if state.commits:
         done.append("committed " + "; ".join(state.commits[-3:]))
@@ -487,17 +440,17 @@ def _state_sections(
     if done:
         out.append((3, "Done: " + "; ".join(done)))
     if state.open_todos:
-        lines = [f"- [{_TODO_MARKS.get(t.get('status', ''), ' ')}] {_one_line(t.get('content', ''), 160)}"
+        lines = [f"- [{_TODO_MARKS.get(t.get('status', ''), ' ')}] {clip_line(t.get('content', ''), 160)}"
                  for t in state.open_todos[:10]]
         out.append((2, f"Open todos ({len(state.open_todos)}):\n" + "\n".join(lines)))
     unresolved = state.unresolved
     if unresolved:
-        lines = [f"- {e.tool} {_subject(e.subject, rel)}: {_one_line(e.message, 160)}"
+        lines = [f"- {e.tool} {_subject(e.subject, rel)}: {clip_line(e.message, 160)}"
                  for e in unresolved[-5:]]
         out.append((3, f"Unresolved errors ({len(unresolved)}):\n" + "\n".join(lines)))
     resolved = [e for e in state.errors if e.resolved]
     if resolved:
-        lines = [f"- {e.tool} {_subject(e.subject, rel)}: {_one_line(e.message, 120)} → {e.how}"
+        lines = [f"- {e.tool} {_subject(e.subject, rel)}: {clip_line(e.message, 120)} → {e.how}"
                  for e in resolved[-3:]]
         out.append((7, f"Resolved errors ({len(resolved)}):\n" + "\n".join(lines)))
     if state.edited:
@@ -508,7 +461,7 @@ def _state_sections(
     if state.commands:
         shown = state.commands[-6:]
         more = f" (last {len(shown)} of {len(state.commands)})" if len(state.commands) > 6 else ""
-        out.append((5, f"Commands{more}:\n" + "\n".join(f"- `{_one_line(c, 160)}`" for c in shown)))
+        out.append((5, f"Commands{more}:\n" + "\n".join(f"- `{clip_line(c, 160)}`" for c in shown)))
     earlier = _earlier_sessions(conn, project, state)
     if earlier:
         out.append((9, "Earlier sessions:\n" + "\n".join(earlier)))
@@ -522,7 +475,7 @@ def _fit_sections(sections: list[tuple[int, str]], room: int) -> str:
         if kept[worst][0] == 0:
             break
         kept.pop(worst)
-    return _cap("\n".join(t for _, t in kept), room)
+    return render.cap("\n".join(t for _, t in kept), room)
 
 
 def _earlier_sessions(conn: apsw.Connection, project: str, state: SessionState) -> list[str]:
@@ -546,7 +499,7 @@ def _earlier_sessions(conn: apsw.Connection, project: str, state: SessionState) 
                 (sid,),
             ).fetchone()
             about = prompt[0] if prompt else ""
-        out.append(f"- {sid[:8]} ({short_time(first)[:10]}): {_one_line(about or '', 140)}")
+        out.append(f"- {sid[:8]} ({short_time(first)[:10]}): {clip_line(about or '', 140)}")
     return out
 
 
@@ -557,7 +510,7 @@ def _relative(cwd: str | None) -> str:
 def _subject(subject: str, rel: str) -> str:
     if not subject:
         return ""
-    return f"`{_one_line(subject.replace(rel, '') if rel else subject, 100)}`"
+    return f"`{clip_line(subject.replace(rel, '') if rel else subject, 100)}`"
 
 
 def _file_line(label: str, files: list[str], rel: str) -> str:
@@ -567,24 +520,7 @@ def _file_line(label: str, files: list[str], rel: str) -> str:
     return f"{label} ({len(files)}): " + ", ".join(names) + more
 
 
-def _one_line(text: str, n: int) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= n else flat[: n - 1] + "…"
-
-
 # -- shared ---------------------------------------------------------------------------------
-
-
-def _cap(text: str, limit: int) -> str:
-    """At most `limit` characters, cut at a boundary with a marker (or "…" when tiny)."""
-    if len(text) <= limit:
-        return text
-    return render.shorten(text, limit) or text[: max(0, limit - 1)].rstrip() + "…"
-
-
-def _char_limit(max_tokens: int, max_chars: int | None) -> int:
-    limit = max_tokens * 7 // 2
-    return limit if max_chars is None else min(limit, max_chars)
 
 
 def _result(
@@ -595,6 +531,6 @@ def _result(
     started: float,
     truncated: bool = False,
     sessions: tuple[str, ...] = (),
-) -> ReconstructResult:
-    return ReconstructResult(words, mode, hits, text, render.tokens_of(text),
-                             (time.perf_counter() - started) * 1000, truncated, sessions)
+) -> Answer:
+    return Answer(words, mode, hits, text, approx_tokens(text),
+                  (time.perf_counter() - started) * 1000, truncated=truncated, sessions=sessions)

@@ -12,7 +12,7 @@ import re
 from collections.abc import Sequence
 
 from causantic.records import Record
-from causantic.tokens import approx_tokens  # not chunking: it pulls the transcript parser
+from causantic.tokens import chars_for_tokens, clip_line
 
 SHORTENED = "[… shortened to fit the budget]"
 SEPARATOR = "\n\n---\n\n"
@@ -60,6 +60,59 @@ class Hit(Record):
         }
 
 
+class Answer(Record):
+    """What search, recall/predict and reconstruct return, for the CLI, MCP and hooks alike.
+
+    `text` is the rendered answer (exactly what the MCP tool returns), `results` the hits it
+    shows in their order, `tokens` its approximate size, `notice` a line on a degraded
+    answer. Recall/predict set `direction` (their results carry `seed` in JSON), `score` and
+    `others` (search's other matches after the chain); reconstruct sets `truncated` and
+    `sessions`; search and recall may carry `lessons` (`causantic.retrieval.lessons.attach`,
+    which leaves `tokens` as it was). `as_dict` is the JSON contract of DESIGN.md section 4; fields an answer does
+    not have (None) stay out of it. A `Record`: reconstruct is on the session-start hook path.
+    """
+
+    __slots__ = ("query", "mode", "results", "text", "tokens", "duration_ms", "notice",
+                 "direction", "score", "others", "truncated", "sessions", "lessons")
+    query: str  # the query, or for reconstruct what was reconstructed, in words
+    mode: str
+    results: list[Hit]
+    text: str
+    tokens: int
+    duration_ms: float
+    notice: str | None
+    direction: str | None  # recall/predict: "backward" | "forward"
+    score: float  # recall/predict: the chosen chain's score (0 for fallbacks)
+    others: list[Hit]  # recall/predict: search's other matches after the chain
+    truncated: bool | None  # reconstruct: older chunks left out for the budget
+    sessions: tuple[str, ...] | None  # reconstruct: the sessions it covers
+    lessons: list[dict[str, object]] | None  # lessons from past errors shown after the text
+
+    def __init__(self, query: str, mode: str, results: list[Hit], text: str, tokens: int,
+                 duration_ms: float, notice: str | None = None, direction: str | None = None,
+                 score: float = 0.0, others: list[Hit] | None = None,
+                 truncated: bool | None = None,
+                 sessions: tuple[str, ...] | None = None,
+                 lessons: list[dict[str, object]] | None = None) -> None:
+        self._init(query=query, mode=mode, results=results, text=text, tokens=tokens,
+                   duration_ms=duration_ms, notice=notice, direction=direction, score=score,
+                   others=others or [], truncated=truncated, sessions=sessions,
+                   lessons=lessons)
+
+    def as_dict(self) -> dict[str, object]:
+        chain = self.direction is not None
+        return answer_dict(
+            self.query, self.mode,
+            [h.as_dict() | {"seed": h.seed} if chain else h.as_dict() for h in self.results],
+            self.text, self.tokens, self.duration_ms,
+            direction=self.direction, notice=self.notice or None,
+            other_matches=[h.as_dict() for h in self.others] or None,
+            truncated=self.truncated,
+            sessions=None if self.sessions is None else list(self.sessions),
+            lessons=self.lessons,
+        )
+
+
 def answer_dict(
     query: str,
     mode: str,
@@ -92,22 +145,33 @@ def short_time(ts: str) -> str:
 
 def header(hit: Hit, index: int | None = None) -> str:
     """The one-line label above a chunk: where and when it came from, and why."""
-    parts = [hit.project, f"session {hit.session_id[:8]}"]
-    if hit.agent_id:
-        parts.append(f"agent {hit.agent_id}")
-    parts.append(short_time(hit.start_time))
-    if hit.sources:
-        parts.append("+".join(hit.sources))
+    why = ["+".join(hit.sources)] if hit.sources else []
     if hit.seed:
-        parts.append("◆ matched")
+        why.append("◆ matched")
+    return label(hit.project, hit.session_id, hit.agent_id, hit.start_time, *why, index=index)
+
+
+def label(project: str, session_id: str, agent_id: str, start_time: str, *more: str,
+          index: int | None = None) -> str:
+    """`[3] project · session 1a2b3c4d · agent a1 · 2026-02-01 03:40 · more…`: the one format
+    that names a chunk in answers and listings (no agent part for a main-session chunk)."""
+    parts = [project, f"session {session_id[:8]}"]
+    if agent_id:
+        parts.append(f"agent {agent_id}")
+    parts.append(short_time(start_time))
+    parts.extend(more)
     prefix = f"[{index}] " if index is not None else ""
     return prefix + " · ".join(parts)
 
 
+def block(head: str, body: str) -> str:
+    """One rendered item: its header line, then its text (items are `join`ed)."""
+    return f"{head}\n{body}"
+
+
 def quote_query(query: str) -> str:
     """The query as echoed in an answer's header: one line, at most 120 characters."""
-    flat = " ".join(query.split())
-    return flat if len(flat) <= 120 else flat[:119] + "…"
+    return clip_line(query, 120)
 
 
 def shorten(text: str, max_chars: int) -> str:
@@ -123,6 +187,13 @@ def shorten(text: str, max_chars: int) -> str:
             return cut[:boundary].rstrip() + "\n" + SHORTENED
     space = cut.rfind(" ")
     return cut[: space if space > room // 2 else room].rstrip() + " " + SHORTENED
+
+
+def cap(text: str, limit: int) -> str:
+    """At most `limit` characters: `shorten`, or a bare cut with "…" when too tiny for it."""
+    if len(text) <= limit:
+        return text
+    return shorten(text, limit) or text[: max(0, limit - 1)].rstrip() + "…"
 
 
 def _last_block(text: str) -> int:
@@ -143,28 +214,25 @@ def fit(
     Items are taken in order; the first that does not fit whole is shortened if at least
     `min_tokens` of room remain, and nothing after it is taken.
     """
-    limit_chars = max_tokens * 7 // 2
+    limit_chars = chars_for_tokens(max_tokens)
     if max_chars is not None:
         limit_chars = min(limit_chars, max_chars)
     out: list[str] = []
     used = 0
     for head, body in items:
         sep = len(SEPARATOR) if out else 0
-        whole = f"{head}\n{body}"
+        whole = block(head, body)
         if used + sep + len(whole) <= limit_chars:
             out.append(whole)
             used += sep + len(whole)
             continue
         room = limit_chars - used - sep - len(head) - 1
-        if room >= min_tokens * 7 // 2:
-            out.append(f"{head}\n{shorten(body, room)}")
+        if room >= chars_for_tokens(min_tokens):
+            out.append(block(head, shorten(body, room)))
         break
     return out, len(out)
 
 
 def join(items: Sequence[str]) -> str:
+    """Rendered items as one text, a `---` line between them."""
     return SEPARATOR.join(items)
-
-
-def tokens_of(text: str) -> int:
-    return approx_tokens(text)

@@ -24,7 +24,6 @@ import hashlib
 import re
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 import apsw
@@ -35,32 +34,14 @@ from causantic.retrieval import render
 from causantic.retrieval.fts import keyword_search, query_idf
 from causantic.retrieval.hits import load_hits  # re-exported
 from causantic.retrieval.projects import resolve_project
-from causantic.retrieval.render import Hit
+from causantic.retrieval.render import Answer, Hit
 from causantic.store.db import Store
+from causantic.tokens import approx_tokens, char_limit
 
 MODES = ("keyword", "vector", "hybrid")
 FUSIONS = ("score", "rrf")
 #: Most results when no limit is given: as many answers as the token budget holds.
 FILL = 20
-
-
-@dataclass(frozen=True)
-class SearchResult:
-    """The answer to a query: ranked hits and their rendered text."""
-
-    query: str
-    mode: str
-    results: list[Hit]
-    text: str
-    tokens: int
-    duration_ms: float
-    notice: str | None = None
-
-    def as_dict(self) -> dict[str, object]:
-        return render.answer_dict(
-            self.query, self.mode, [h.as_dict() for h in self.results], self.text,
-            self.tokens, self.duration_ms, notice=self.notice or None,
-        )
 
 
 def search(
@@ -75,7 +56,7 @@ def search(
     cluster_expansion: bool = False,
     fusion: str = "score",
     answers: bool = True,
-) -> SearchResult:
+) -> Answer:
     """Find past work on a topic; see the module docstring.
 
     ``cluster_expansion`` (hybrid mode only) adds the topic siblings of the best candidates
@@ -149,7 +130,7 @@ def _with_vectors(
     method: str = "score",
     answers: bool = True,
     reach: int | None = None,
-) -> SearchResult:
+) -> Answer:
     """The vector and hybrid modes (numpy imported here); raises VectorsUnavailable.
 
     Each list offers its best ``fusion.depth(limit)`` chunks (deeper tails only add chunks
@@ -202,8 +183,8 @@ def finish(
     started: float,
     notice: str | None = None,
     units: tuple[apsw.Connection, str] | None = None,
-) -> SearchResult:
-    """Render hits under the budget into a SearchResult (shared by all search modes).
+) -> Answer:
+    """Render hits under the budget into an Answer (shared by all search modes).
 
     With ``units`` (the connection and the query), each hit is shown as its answer unit
     (`causantic.retrieval.answer`): compacted, with what followed it in its turn, one per
@@ -212,13 +193,12 @@ def finish(
         text = f'No relevant memory found for "{render.quote_query(query)}".'
         if notice:
             text = f"{notice}\n{text}"
-        return SearchResult(query, mode, [], text, render.tokens_of(text),
-                            (time.perf_counter() - started) * 1000, notice)
+        return Answer(query, mode, [], text, approx_tokens(text),
+                      (time.perf_counter() - started) * 1000, notice)
     title = f'Found {{n}} results for "{render.quote_query(query)}"'
-    budget = max_tokens - render.tokens_of(title) - 10
+    budget = max_tokens - approx_tokens(title) - 10
     if units is not None:
-        hits = _as_units(units[0], hits, units[1], budget * 7 // 2 if max_chars is None
-                         else min(budget * 7 // 2, max_chars))
+        hits = _as_units(units[0], hits, units[1], char_limit(budget, max_chars))
     bodies = [h.text for h in hits]
     items, used = render.fit(
         [(render.header(h, i + 1), body) for i, (h, body) in enumerate(zip(hits, bodies))],
@@ -230,9 +210,9 @@ def finish(
     head = f'Found {len(shown)} result{"" if len(shown) == 1 else "s"} for "{render.quote_query(query)}"'
     if notice:
         head = f"{notice}\n{head}"
-    text = f"{head} ({render.tokens_of(body)} tokens):\n\n{body}"
-    return SearchResult(query, mode, shown, text, render.tokens_of(text),
-                        (time.perf_counter() - started) * 1000, notice)
+    text = f"{head} ({approx_tokens(body)} tokens):\n\n{body}"
+    return Answer(query, mode, shown, text, approx_tokens(text),
+                  (time.perf_counter() - started) * 1000, notice)
 
 
 def _as_units(conn: apsw.Connection, hits: list[Hit], query: str, room: int) -> list[Hit]:

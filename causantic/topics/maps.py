@@ -18,8 +18,9 @@ import apsw
 from causantic.errors import UsageError
 from causantic.retrieval.hits import load_hits
 from causantic.retrieval.projects import resolve_project
-from causantic.retrieval.render import short_time
+from causantic.retrieval.render import label, short_time
 from causantic.store import topics as topic_store
+from causantic.tokens import clip
 
 SORTS = ("size", "recent")
 #: Projects named per topic in the text listing (the JSON has all of them).
@@ -161,9 +162,8 @@ def show_topic(
         more = f" (first {len(shown)} of {len(members)})" if len(members) > len(shown) else ""
         lines.append(f"\nChunks{scope}, oldest first{more}:")
         for i, m in enumerate(shown, start=1):
-            agent = f" · agent {m.agent_id}" if m.agent_id else ""
-            lines.append(f"[{i}] {m.project} · session {m.session_id[:8]}{agent} · "
-                         f"{short_time(m.start_time)} · {m.first_line}")
+            lines.append(label(m.project, m.session_id, m.agent_id, m.start_time, m.first_line,
+                               index=i))
     return TopicView(stats, shown, "\n".join(lines))
 
 
@@ -181,7 +181,7 @@ def first_line(text: str, max_chars: int = 140) -> str:
         line = line.strip()
         if not line or (line.startswith("[") and line.endswith("]") and len(line) < 40):
             continue
-        return line if len(line) <= max_chars else line[: max_chars - 1].rstrip() + "…"
+        return clip(line, max_chars, strip=True)
     return ""
 
 

@@ -26,10 +26,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from datetime import datetime
 from typing import Any
 
-from causantic.timestamps import iso_utc
+from causantic.timestamps import iso_utc, parse_iso
 from causantic.transcripts.hygiene import clean, is_own_tool, strip_terminal
 from causantic.transcripts.jsonl import ReadStats, iter_records, too_deep
 
@@ -586,10 +585,9 @@ def _timestamp(value: Any) -> str | None:
     if len(value) == 24 and value.endswith("Z") and value[10] == "T":
         return value
     try:
-        dt = datetime.fromisoformat(value.replace("Z", "+00:00"))
+        return iso_utc(parse_iso(value))
     except ValueError:
         return None
-    return iso_utc(dt)
 
 
 def file_agents(agent_ids: set[str] | frozenset[str]) -> frozenset[str]:

@@ -42,6 +42,7 @@ from causantic.errors import CausanticError, UsageError
 from causantic.store import transfer as sql
 from causantic.store.db import Store, open_store
 from causantic.store.schema import schema_version
+from causantic.timestamps import parse_when
 
 FORMAT = "causantic-export"
 VERSION = 1
@@ -130,15 +131,10 @@ def normalise_since(since: str | None) -> str | None:
         return None
     text = since.strip()
     try:
-        if len(text) == 10:
-            datetime.strptime(text, "%Y-%m-%d")
-            return text
-        when = datetime.fromisoformat(text.replace("Z", "+00:00"))
+        when = parse_when(text)
     except ValueError:
         raise UsageError(f"--since {since!r} is not an ISO date or time (e.g. 2026-02-15)") from None
-    if when.tzinfo is not None:
-        when = when.astimezone(UTC)
-    return when.strftime("%Y-%m-%dT%H:%M:%S")
+    return text if len(text) == 10 else when.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S")
 
 
 @contextlib.contextmanager

@@ -28,7 +28,7 @@ from causantic.linking import link_session
 from causantic.store.chunks import forgotten_keys, insert_chunks
 from causantic.store.db import Store
 from causantic.store.sessions import SessionRow, upsert_session
-from causantic.timestamps import iso_utc
+from causantic.timestamps import iso_utc, parse_iso
 from causantic.tokens import approx_tokens
 
 
@@ -99,17 +99,15 @@ def iso_from_epoch(value: object, fallback: object = None) -> str | None:
         return iso_utc(datetime.fromtimestamp(seconds, UTC))
     if isinstance(fallback, str) and fallback:
         try:
-            when = datetime.fromisoformat(fallback.replace("Z", "+00:00"))
+            when = parse_iso(fallback)
         except ValueError:
             return None
-        if when.tzinfo is None:
-            when = when.replace(tzinfo=UTC)
         return iso_from_epoch(when.timestamp() * 1000)
     return None
 
 
 def _offset(iso: str) -> int:
-    return int(datetime.fromisoformat(iso.replace("Z", "+00:00")).timestamp() * 1000)
+    return int(parse_iso(iso).timestamp() * 1000)
 
 
 def to_chunks(records: Iterable[ForeignRecord], redact: Redact) -> list[Chunk]:

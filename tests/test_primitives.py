@@ -1,0 +1,132 @@
+"""The one implementation of each small primitive (issue 14 part 5): budgets and clipping,
+reading times, the answer type. Many modules call these, so their edge cases are pinned here."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from causantic.retrieval.render import SHORTENED, Answer, Hit, cap
+from causantic.timestamps import days_ago, iso_utc, parse_iso, parse_when
+from causantic.tokens import (
+    approx_tokens,
+    char_limit,
+    chars_for_tokens,
+    clip,
+    clip_line,
+    tokens_for_chars,
+)
+
+
+def test_budgets_count_three_and_a_half_characters_a_token():
+    assert approx_tokens("x" * 35) == 10 and chars_for_tokens(10) == 35
+    assert tokens_for_chars(35) == 10 and tokens_for_chars(34) == 9
+    assert char_limit(100) == 350 and char_limit(100, 200) == 200 and char_limit(100, 999) == 350
+
+
+def test_clip_keeps_short_text_and_ends_a_long_one_with_an_ellipsis_within_the_limit():
+    assert clip("abcdef", 6) == "abcdef"
+    assert clip("abcdefg", 6) == "abcde…"
+    assert clip("ab   defg", 6) == "ab   …"
+    assert clip("ab   defg", 6, strip=True) == "ab…"  # whitespace before the mark dropped
+    assert clip_line("a\n b\t\tc  " + "d" * 20, 8) == "a b c d…"
+    assert clip_line("  one\n\ntwo  ", 80) == "one two"
+
+
+def test_cap_shortens_at_a_boundary_or_cuts_bare_when_tiny():
+    text = "[User] " + "word " * 40 + "\n\n[Assistant] " + "more " * 40
+    assert cap(text, 10_000) == text
+    shortened = cap(text, 260)
+    assert len(shortened) <= 260 and shortened.endswith(SHORTENED)
+    assert cap(text, 20) == text[:19].rstrip() + "…"  # no room for the marker
+
+
+def test_stored_times_read_back_aware_and_naive_ones_as_utc():
+    assert parse_iso("2026-02-01T03:40:03.827Z") == datetime(2026, 2, 1, 3, 40, 3, 827000, UTC)
+    assert parse_iso("2026-02-01T03:40:03").tzinfo is UTC
+    assert iso_utc(parse_iso("2026-02-01T04:40:03+01:00")) == "2026-02-01T03:40:03.000Z"
+    with pytest.raises(ValueError):
+        parse_iso("yesterday")
+    before = datetime.now(UTC)
+    assert parse_iso("yesterday", or_now=True) >= before
+
+
+@pytest.mark.parametrize(("given", "end_of_day", "stored"), [
+    ("2026-03-02", False, "2026-03-02T00:00:00.000Z"),
+    ("2026-03-02", True, "2026-03-03T00:00:00.000Z"),  # the whole day, as an exclusive bound
+    ("  2026-03-02T09:30 ", True, "2026-03-02T09:30:00.000Z"),
+    ("2026-03-02 09:30", False, "2026-03-02T09:30:00.000Z"),
+    ("2026-03-02T09:30z", False, "2026-03-02T09:30:00.000Z"),
+    ("2026-03-02T10:30+01:00", False, "2026-03-02T09:30:00.000Z"),
+])
+def test_a_users_date_or_time_is_read_as_utc_unless_it_names_an_offset(given, end_of_day, stored):
+    assert iso_utc(parse_when(given, end_of_day=end_of_day)) == stored
+
+
+@pytest.mark.parametrize("bad", ["", "last week", "2026-13-01", "2026-02-30", "02/03/2026"])
+def test_a_users_date_that_is_not_one_raises_for_the_caller_to_name_its_flag(bad):
+    with pytest.raises(ValueError):
+        parse_when(bad)
+
+
+def test_days_ago_counts_back_from_the_given_moment():
+    now = datetime(2026, 3, 10, 12, tzinfo=UTC)
+    assert days_ago(7, now) == datetime(2026, 3, 3, 12, tzinfo=UTC)
+    assert days_ago(0.5, now) == datetime(2026, 3, 10, 0, tzinfo=UTC)
+
+
+def _hit(seed: bool = False) -> Hit:
+    return Hit("c1", "s1", "proj", "", "2026-01-01T00:00:00.000Z", "2026-01-01T00:01:00.000Z",
+               0.5, ("keyword",), "text", seed=seed)
+
+
+def test_one_answer_type_reports_each_commands_json_keys_in_the_contracts_order():
+    base = ["query", "mode", "results", "text", "tokens", "duration_ms"]
+    search = Answer("q", "hybrid", [_hit()], "t", 1, 1.234).as_dict()
+    assert list(search) == base and "seed" not in search["results"][0]  # type: ignore[index]
+    assert list(Answer("q", "keyword", [], "t", 1, 1.0, notice="no vectors").as_dict()) == \
+        [*base, "notice"]
+    chain = Answer("q", "chain", [_hit(seed=True)], "t", 1, 1.0, direction="backward",
+                   score=2.0, others=[_hit()]).as_dict()
+    assert list(chain) == [*base, "direction", "other_matches"]
+    assert chain["results"][0]["seed"] is True  # type: ignore[index]
+    timeline = Answer("w", "timeline", [], "t", 1, 1.0, truncated=False, sessions=()).as_dict()
+    assert list(timeline) == [*base, "truncated", "sessions"] and timeline["sessions"] == []
+    answer = Answer("q", "hybrid", [], "t", 1, 1.0)
+    assert answer.replace(text="u").text == "u" and answer.others == [] and answer.score == 0.0
+    chain_answer = Answer("q", "chain", [], "t", 1, 1.0, direction="forward")
+    taught = chain_answer.replace(text="t + lesson", lessons=[{"id": "l1"}]).as_dict()
+    assert list(taught) == [*base, "direction", "lessons"] and taught["text"] == "t + lesson"
+
+
+def test_a_record_subclass_keeps_its_bases_fields_for_equality_replace_and_copy():
+    """`MemoryHit` is a `Hit` with two more fields: a copy must keep all of them."""
+    import copy
+
+    from causantic.records import Record
+
+    class Base(Record):
+        __slots__ = ("a", "b")
+
+        def __init__(self, a: int, b: int) -> None:
+            self._init(a=a, b=b)
+
+    class More(Base):
+        __slots__ = ("c",)
+
+        def __init__(self, a: int, b: int, c: int) -> None:
+            self._init(a=a, b=b, c=c)
+
+    x = More(1, 2, 3)
+    assert repr(x).endswith("More(a=1, b=2, c=3)") and x.replace(b=5)._values() == (1, 5, 3)
+    assert copy.deepcopy(x) == x and x != More(1, 2, 4) and hash(x) == hash(More(1, 2, 3))
+
+
+def test_a_chunk_is_labelled_the_same_in_answers_and_listings():
+    from causantic.retrieval.render import header, label
+
+    hit = _hit(seed=True).replace(agent_id="a1")
+    assert header(hit, 2) == "[2] proj · session s1 · agent a1 · 2026-01-01 00:00 · keyword · ◆ matched"
+    assert label("proj", "0123456789", "", "", "first line") == \
+        "proj · session 01234567 · unknown time · first line"
