@@ -8,6 +8,7 @@ from dataclasses import dataclass
 import apsw
 
 from causantic.chunk import Chunk
+from causantic.store.sql import select_in
 
 
 @dataclass(frozen=True)
@@ -104,24 +105,14 @@ def session_chunks(conn: apsw.Connection, session_id: str) -> list[StreamChunk]:
 
 def existing_ids(conn: apsw.Connection, ids: Sequence[str]) -> set[str]:
     """Which of these chunk ids are already stored."""
-    out: set[str] = set()
-    for i in range(0, len(ids), 500):
-        batch = ids[i : i + 500]
-        marks = ",".join("?" * len(batch))
-        out.update(r[0] for r in conn.execute(f"SELECT id FROM chunks WHERE id IN ({marks})", batch))
-    return out
+    return {r[0] for r in select_in(conn, "SELECT id FROM chunks WHERE id IN ({marks})", ids)}
 
 
 def forgotten_keys(conn: apsw.Connection, scope: str, keys: Iterable[str]) -> set[str]:
-    keys = list(keys)
-    out: set[str] = set()
-    for i in range(0, len(keys), 500):
-        batch = keys[i : i + 500]
-        marks = ",".join("?" * len(batch))
-        out.update(
-            row[0]
-            for row in conn.execute(
-                f"SELECT key FROM forgotten WHERE scope = ? AND key IN ({marks})", (scope, *batch)
-            )
+    """Which of these keys (chunk or session ids) have a tombstone in `scope`."""
+    return {
+        row[0]
+        for row in select_in(
+            conn, "SELECT key FROM forgotten WHERE scope = ? AND key IN ({marks})", keys, before=(scope,)
         )
-    return out
+    }
