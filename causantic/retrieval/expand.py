@@ -24,9 +24,9 @@ from typing import Any
 import apsw
 
 from causantic.errors import UsageError
-from causantic.retrieval.hits import load_hits
 from causantic.retrieval.render import Hit
 from causantic.store import topics as topic_store
+from causantic.store.hits import load_hits
 
 #: Distinct topics expanded per query, siblings added per topic (the original's 3 × 5).
 TOPICS = 3

@@ -52,8 +52,8 @@ def prompt_recall(
 ) -> PromptRecall:
     """Chunks that cover most of the prompt's information, rendered under `max_chars`."""
     from causantic.retrieval import render
-    from causantic.retrieval.hits import load_hits
     from causantic.retrieval.search import dedupe
+    from causantic.store.hits import load_hits
 
     hits = keyword_search(conn, prompt, project=project, limit=CANDIDATES * 2)
     coverage = term_coverage(conn, prompt, [h.rowid for h in hits])

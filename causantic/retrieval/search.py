@@ -32,10 +32,10 @@ import apsw
 from causantic.errors import UsageError
 from causantic.retrieval import render
 from causantic.retrieval.fts import keyword_search, query_idf
-from causantic.retrieval.hits import load_hits  # re-exported
 from causantic.retrieval.projects import resolve_project
 from causantic.retrieval.render import Hit
 from causantic.store.db import Store
+from causantic.store.hits import load_hits  # re-exported
 
 MODES = ("keyword", "vector", "hybrid")
 FUSIONS = ("score", "rrf")

@@ -16,10 +16,10 @@ from dataclasses import dataclass, field
 import apsw
 
 from causantic.errors import UsageError
-from causantic.retrieval.hits import load_hits
 from causantic.retrieval.projects import resolve_project
 from causantic.retrieval.render import short_time
 from causantic.store import topics as topic_store
+from causantic.store.hits import load_hits
 
 SORTS = ("size", "recent")
 #: Projects named per topic in the text listing (the JSON has all of them).
