@@ -154,6 +154,11 @@ def update_feedback_reason(conn: apsw.Connection, feedback_id: int, old: str, ne
                  (new, feedback_id, old))
 
 
+def secure_delete_on(conn: apsw.Connection) -> None:
+    """SQLite's secure_delete for this connection: deleted content is overwritten with zeros."""
+    conn.execute("PRAGMA secure_delete = ON")
+
+
 def fts_secure_delete(conn: apsw.Connection, on: bool) -> None:
     """FTS5's secure-delete: a deleted row's terms leave the index itself, not only its
     tombstone, so an old token cannot be read back from the index pages."""

@@ -94,6 +94,12 @@ def file_session_starts(conn: apsw.Connection, file_id: int, before: int) -> dic
     )
 
 
+def session_cwd(conn: apsw.Connection, session_id: str) -> str | None:
+    """The folder the session ran in, or None when unknown."""
+    found = conn.execute("SELECT cwd FROM sessions WHERE id = ?", (session_id,)).fetchone()
+    return found[0] if found else None
+
+
 def _row(r: tuple) -> SessionRow:
     return SessionRow(*r[:8], bool(r[8]), r[9], r[10])
 

@@ -298,6 +298,15 @@ def mean_vectors(
     return dict(select_in(conn, sql, chunk_ids, after=after))
 
 
+def project_has_vectors(conn: apsw.Connection, project: str, model_id: str) -> bool:
+    """Whether any chunk of `project` has a vector of this model."""
+    return conn.execute(
+        f"SELECT 1 FROM {META_TABLE} m JOIN chunks c ON c.rowid = m.chunk_rowid"
+        " WHERE c.project = ? AND m.model_id = ? LIMIT 1",
+        (project, model_id),
+    ).fetchone() is not None
+
+
 def window_vectors(conn: apsw.Connection, chunk_id: str) -> list[bytes]:
     """The stored window vectors (float32 bytes) of one chunk, in order (sqlite-vec loaded).
 

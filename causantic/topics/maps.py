@@ -19,6 +19,7 @@ from causantic.errors import UsageError
 from causantic.retrieval.projects import resolve_project
 from causantic.retrieval.render import short_time
 from causantic.store import topics as topic_store
+from causantic.store.counts import any_chunks, any_vectors
 from causantic.store.hits import load_hits
 
 SORTS = ("size", "recent")
@@ -88,11 +89,8 @@ def no_topics_reason(conn: apsw.Connection) -> str | None:
     """Why there is nothing to list (one line that says what to run), or None."""
     if topic_store.build_info(conn) is not None:
         return None
-    has_vectors = conn.execute(
-        "SELECT 1 FROM sqlite_master WHERE name = 'chunk_vectors_meta'").fetchone() is not None \
-        and conn.execute("SELECT 1 FROM chunk_vectors_meta LIMIT 1").fetchone() is not None
-    if not has_vectors:
-        if conn.execute("SELECT 1 FROM chunks LIMIT 1").fetchone() is None:
+    if not any_vectors(conn):
+        if not any_chunks(conn):
             return ("No topics yet: memory is empty. Run `causantic ingest`, then "
                     "`causantic topics rebuild`.")
         return ("No topics yet: memory has no chunk vectors. Run `causantic embed`, then "
