@@ -179,6 +179,11 @@ def _max_rowid(conn: apsw.Connection) -> int:
 _df_memo: dict[str, tuple[tuple[object, ...], int]] = {}
 
 
+def _doc_count(conn: apsw.Connection, stem: str) -> int:
+    """How many chunks hold one stem (see `_stem_counts`)."""
+    return _stem_counts(conn, [stem])[stem]
+
+
 def _stem_counts(conn: apsw.Connection, stems: Sequence[str]) -> dict[str, int]:
     """stem -> how many chunks hold it (fts5vocab walks the term's whole posting list, ~3 ms
     for a word in 90,000 chunks, so counts are remembered until the database changes)."""
