@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import apsw
 
@@ -31,14 +31,14 @@ class StoredCounts(NamedTuple):
 
 def stored_counts(conn: apsw.Connection) -> StoredCounts:
     """Count sessions, chunks, edges, vectors (any model), topics, files and tombstones."""
-    def one(sql: str) -> object:
+    def one(sql: str) -> Any:
         return conn.execute(sql).fetchone()[0]
 
     return StoredCounts(
         sessions=one("SELECT count(DISTINCT session_id) FROM chunks"),
         chunks=one("SELECT count(*) FROM chunks"),
         edges=one("SELECT count(*) FROM edges"),
-        vectors=(int(one("SELECT count(*) FROM chunk_vectors_meta"))  # type: ignore[call-overload]
+        vectors=(int(one("SELECT count(*) FROM chunk_vectors_meta"))
                  if table_exists(conn, "chunk_vectors_meta") else 0),
         clusters=(one("SELECT count(DISTINCT topic_id) FROM topic_members")
                   if table_exists(conn, "topic_members") else 0),
@@ -52,4 +52,4 @@ def stored_counts(conn: apsw.Connection) -> StoredCounts:
         last=one("SELECT max(end_time) FROM chunks"),
         edge_kinds=dict(conn.execute("SELECT kind, count(*) FROM edges GROUP BY kind").fetchall()),
         schema_version=one("PRAGMA user_version"),
-    )  # type: ignore[arg-type]
+    )
