@@ -7,11 +7,11 @@ session-start hook renders hits.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 from causantic.records import Record
 from causantic.store.sql import select_in
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing on the hook path
 if TYPE_CHECKING:
     import apsw
 
