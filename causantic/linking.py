@@ -23,7 +23,8 @@ import json
 
 import apsw
 
-from causantic.store.chunks import StreamChunk, session_chunks
+from causantic.store.chunks import StreamChunk, session_chunks, stream_end
+from causantic.store.edges import continues_into, delete_continues, upsert_edges
 from causantic.store.sessions import project_sessions
 from causantic.timestamps import parse_iso
 
@@ -45,7 +46,7 @@ def link_session(conn: apsw.Connection, session_id: str) -> int:
     main = streams.get("", [])
     if main:
         edges += _agent_edges(main, streams)
-    return _insert(conn, edges)
+    return upsert_edges(conn, edges)
 
 
 def link_project_continuations(conn: apsw.Connection, project: str) -> int:
@@ -56,7 +57,7 @@ def link_project_continuations(conn: apsw.Connection, project: str) -> int:
     for s in sessions:
         if not (s.continued or s.forked_from) or not s.start_time:
             continue
-        first = _endpoint(conn, s.id, first=True)
+        first = stream_end(conn, s.id, first=True)
         if first is None:
             continue
         prev = by_id.get(s.forked_from or "")
@@ -67,19 +68,12 @@ def link_project_continuations(conn: apsw.Connection, project: str) -> int:
                 if p.id != s.id and p.end_time and p.end_time <= s.start_time
             ]
             prev = max(candidates, key=lambda p: (p.end_time, p.id), default=None)
-        want = _endpoint(conn, prev.id, first=False) if prev else None
-        current = {
-            row[0]
-            for row in conn.execute(
-                "SELECT src FROM edges WHERE dst = ? AND kind = 'continues'", (first,)
-            )
-        }
+        want = stream_end(conn, prev.id, first=False) if prev else None
+        current = continues_into(conn, first)
         for src in current - {want}:
-            conn.execute(
-                "DELETE FROM edges WHERE src = ? AND dst = ? AND kind = 'continues'", (src, first)
-            )
+            delete_continues(conn, src, first)
         if want is not None and want not in current and want != first:
-            added += _insert(conn, [(want, first, "continues", 1.0)])
+            added += upsert_edges(conn, [(want, first, "continues", 1.0)])
     return added
 
 
@@ -118,33 +112,6 @@ def _agent_edges(
         if back is not None:
             out.append((stream[-1].id, main[back].id, "debrief", 1.0))
     return out
-
-
-def _endpoint(conn: apsw.Connection, session_id: str, first: bool) -> str | None:
-    order = "ASC" if first else "DESC"
-    row = conn.execute(
-        f"SELECT id FROM chunks WHERE session_id = ? AND agent_id = ''"
-        f" ORDER BY offset {order}, part {order} LIMIT 1",
-        (session_id,),
-    ).fetchone()
-    return row[0] if row else None
-
-
-def _insert(conn: apsw.Connection, edges: list[tuple[str, str, str, float]]) -> int:
-    if not edges:
-        return 0
-    # Primary-key lookups, not a count of the whole table (~2 ms twice per session at 100k).
-    new = sum(
-        conn.execute("SELECT 1 FROM edges WHERE src = ? AND dst = ? AND kind = ?",
-                     (src, dst, kind)).fetchone() is None
-        for src, dst, kind in {edge[:3] for edge in edges}
-    )
-    conn.executemany(
-        "INSERT INTO edges(src, dst, kind, weight) VALUES (?,?,?,?)"
-        " ON CONFLICT(src, dst, kind) DO UPDATE SET weight = excluded.weight",
-        edges,
-    )
-    return new
 
 
 def _gap_seconds(end: str, start: str) -> float:

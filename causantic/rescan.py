@@ -92,7 +92,7 @@ def rescan(store: Store, redact: Redact, *, batch: int = BATCH) -> RescanReport:
     """Redact every stored text again with ``redact``; see the module docstring."""
     conn = store.conn
     report = RescanReport(rules_before=table.rules_version(conn))
-    conn.execute("PRAGMA secure_delete = ON")
+    table.secure_delete_on(conn)
     with conn:
         table.fts_secure_delete(conn, True)
     try:

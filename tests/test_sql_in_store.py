@@ -17,19 +17,6 @@ MOVING = "moving in i14-store-app"
 #: Modules outside store/ allowed to run SQL themselves, each with the reason.
 ALLOW: dict[str, str] = {
     "benchmark": "moving in i14-experiments (benchmark.py vs bench/)",
-    "linking": MOVING,
-    "rescan": MOVING,
-    "retrieval.answer": MOVING,
-    "retrieval.browse": MOVING,
-    "retrieval.chains": MOVING,
-    "retrieval.fts": MOVING,
-    "retrieval.hits": MOVING,
-    "retrieval.lessons": MOVING,
-    "retrieval.prompt": MOVING,
-    "retrieval.reconstruct": MOVING,
-    "retrieval.vector": MOVING,
-    "topics.maintain": MOVING,
-    "topics.maps": MOVING,
 }
 
 

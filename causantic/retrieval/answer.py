@@ -28,6 +28,7 @@ import apsw
 
 from causantic.retrieval.fts import query_terms
 from causantic.retrieval.render import Hit
+from causantic.store import chunks as chunk_store
 from causantic.tokens import clip
 
 #: Where a block starts inside a chunk's text.
@@ -156,17 +157,7 @@ def _tools(run: Sequence[str], terms: Sequence[str]) -> str:
 def positions(conn: apsw.Connection, chunk_ids: Sequence[str]
               ) -> dict[str, tuple[str, str, int, int, int]]:
     """chunk id -> (session, agent, turn, offset, part)."""
-    out: dict[str, tuple[str, str, int, int, int]] = {}
-    ids = list(dict.fromkeys(chunk_ids))
-    for i in range(0, len(ids), 500):
-        batch = ids[i: i + 500]
-        marks = ",".join("?" * len(batch))
-        for cid, sid, agent, turn, offset, part in conn.execute(
-            "SELECT id, session_id, agent_id, turn, offset, part FROM chunks"
-            f" WHERE id IN ({marks})", batch
-        ):
-            out[cid] = (sid, agent, turn, offset, part)
-    return out
+    return dict(chunk_store.positions(conn, dict.fromkeys(chunk_ids)))
 
 
 def turns(conn: apsw.Connection, keys: Sequence[tuple[str, str, int]]
@@ -175,13 +166,7 @@ def turns(conn: apsw.Connection, keys: Sequence[tuple[str, str, int]]
     out: dict[tuple[str, str, int], list[tuple[str, str]]] = {}
     keys = list(dict.fromkeys(keys))
     for i in range(0, len(keys), _BATCH):
-        batch = keys[i: i + _BATCH]
-        where = " OR ".join("(session_id = ? AND agent_id = ? AND turn = ?)" for _ in batch)
-        for sid, agent, turn, cid, text in conn.execute(
-            "SELECT session_id, agent_id, turn, id, text FROM chunks"
-            f" WHERE {where} ORDER BY session_id, agent_id, offset, part",
-            [v for k in batch for v in k],
-        ):
+        for sid, agent, turn, cid, text in chunk_store.turn_texts(conn, keys[i: i + _BATCH]):
             out.setdefault((sid, agent, turn), []).append((cid, text))
     return out
 

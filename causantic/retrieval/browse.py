@@ -9,6 +9,8 @@ import apsw
 
 from causantic.retrieval.projects import resolve_project
 from causantic.retrieval.render import short_time
+from causantic.store.chunks import project_summaries, session_summaries
+from causantic.store.stats import stored_counts
 from causantic.timestamps import days_ago
 from causantic.wording import plural
 
@@ -46,13 +48,7 @@ class SessionInfo:
 
 def list_projects(conn: apsw.Connection) -> list[ProjectInfo]:
     """Projects with at least one chunk, most recently active first."""
-    return [
-        ProjectInfo(*row)
-        for row in conn.execute(
-            "SELECT project, count(DISTINCT session_id), count(*), min(start_time), max(end_time)"
-            " FROM chunks GROUP BY project ORDER BY max(end_time) DESC"
-        )
-    ]
+    return [ProjectInfo(*row) for row in project_summaries(conn)]
 
 
 def render_projects(projects: list[ProjectInfo]) -> str:
@@ -81,19 +77,12 @@ def list_sessions(
     UsageError when no project is called that (so typos are visible).
     """
     project = resolve_project(conn, project) or ""
-    sql = (
-        "SELECT c.session_id, c.project, min(c.start_time), max(c.end_time), count(*),"
-        " sum(c.tokens), s.title, s.git_branch FROM chunks c LEFT JOIN sessions s"
-        " ON s.id = c.session_id WHERE c.project = ?"
-    )
-    args: list[object] = [project]
+    ended_since = None
     if days_back is not None:
         since = days_ago(days_back, now)
-        sql += " AND c.end_time >= ?"
-        args.append(since.strftime("%Y-%m-%dT%H:%M:%S.000Z"))
-    sql += " GROUP BY c.session_id ORDER BY max(c.end_time) DESC LIMIT ?"
-    args.append(limit)
-    return [SessionInfo(*row) for row in conn.execute(sql, args)]
+        ended_since = since.strftime("%Y-%m-%dT%H:%M:%S.000Z")
+    return [SessionInfo(*row)
+            for row in session_summaries(conn, project, ended_since=ended_since, limit=limit)]
 
 
 def render_sessions(project: str, sessions: list[SessionInfo]) -> str:
@@ -114,34 +103,7 @@ def render_sessions(project: str, sessions: list[SessionInfo]) -> str:
 
 def stats(conn: apsw.Connection) -> dict[str, object]:
     """Counts of everything stored (DESIGN.md section 4), plus redactions and bad lines."""
-    one = lambda sql: conn.execute(sql).get  # noqa: E731
-    tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-    out: dict[str, object] = {
-        "sessions": one("SELECT count(DISTINCT session_id) FROM chunks"),
-        "chunks": one("SELECT count(*) FROM chunks"),
-        "edges": one("SELECT count(*) FROM edges"),
-        "vectors": _count_vectors(conn, tables),
-        "clusters": (one("SELECT count(DISTINCT topic_id) FROM topic_members")  # non-empty topics
-                     if "topic_members" in tables else 0),
-        "projects": one("SELECT count(DISTINCT project) FROM chunks"),
-        "subagent_chunks": one("SELECT count(*) FROM chunks WHERE agent_id != ''"),
-        "redactions": one("SELECT coalesce(sum(redactions), 0) FROM chunks"),
-        "files": one("SELECT count(*) FROM files"),
-        "bad_lines": one("SELECT coalesce(sum(bad_lines), 0) FROM files"),
-        "forgotten": one("SELECT count(*) FROM forgotten"),
-        "first": one("SELECT min(start_time) FROM chunks"),
-        "last": one("SELECT max(end_time) FROM chunks"),
-        "edge_kinds": dict(conn.execute("SELECT kind, count(*) FROM edges GROUP BY kind")),
-        "schema_version": one("PRAGMA user_version"),
-    }
-    return out
-
-
-def _count_vectors(conn: apsw.Connection, tables: set[str]) -> int:
-    """Chunks that have vectors (any model; `causantic embed` says how many are stale)."""
-    if "chunk_vectors_meta" in tables:
-        return int(conn.execute("SELECT count(*) FROM chunk_vectors_meta").get)
-    return 0
+    return dict(stored_counts(conn)._asdict())
 
 
 def render_stats(s: dict[str, object], db_path: str) -> str:

@@ -39,7 +39,6 @@ results, as answer units, after one line saying so (mode `fallback`).
 
 from __future__ import annotations
 
-import math
 import os
 import re
 import statistics
@@ -52,10 +51,14 @@ import apsw
 from causantic.config import ANSWER_TOKENS
 from causantic.errors import UsageError
 from causantic.retrieval import render
-from causantic.retrieval.fts import query_terms
+from causantic.retrieval.fts import doc_counts, idf, query_terms, term_stems
 from causantic.retrieval.projects import resolve_project
 from causantic.retrieval.render import Answer, Hit
+from causantic.store import chunks as chunk_store
+from causantic.store import edges as edge_store
+from causantic.store.counts import max_rowid
 from causantic.store.db import Store
+from causantic.store.hits import load_hit
 from causantic.tokens import approx_tokens, char_limit, tokens_for_chars
 from causantic.wording import plural
 
@@ -76,7 +79,6 @@ WEAK_STEP = 0.75  # score factor per weak edge (weight < 1) crossed since the se
 RELEVANT = 0.2  # a step scoring at least this is still on the query's subject
 COS_FULL = 0.6  # MiniLM cosine at which a chunk counts as entirely on the query's subject
 _MIN_SHORTENED_CHARS = 210  # do not bother showing less than ~60 tokens of a chunk
-_BATCH = 500
 
 Scorer = Callable[[apsw.Connection, str, dict[str, str]], dict[str, float]]
 
@@ -101,31 +103,16 @@ class _Graph:
     def expand(self, ids: Sequence[str]) -> None:
         """Load the neighbours (in walk direction) of chunks not expanded yet."""
         todo = [i for i in dict.fromkeys(ids) if i not in self.adj]
-        near, far = ("dst", "src") if self.backward else ("src", "dst")
-        for i in range(0, len(todo), _BATCH):
-            batch = todo[i : i + _BATCH]
-            for cid in batch:
-                self.adj[cid] = []
-            marks = ",".join("?" * len(batch))
-            for a, b, weight in self.conn.execute(
-                f"SELECT {near}, {far}, max(weight) FROM edges WHERE {near} IN ({marks})"
-                f" GROUP BY {near}, {far}",
-                batch,
-            ):
-                self.adj[a].append((b, float(weight)))
+        for cid in todo:
+            self.adj[cid] = []
+        for a, b, weight in edge_store.neighbours(self.conn, todo, self.backward):
+            self.adj[a].append((b, weight))
 
     def load(self, ids: Iterable[str]) -> None:
         """Load the rows of chunks not loaded yet."""
         todo = [i for i in dict.fromkeys(ids) if i not in self.nodes]
-        for i in range(0, len(todo), _BATCH):
-            batch = todo[i : i + _BATCH]
-            marks = ",".join("?" * len(batch))
-            for cid, tokens, session, agent, text in self.conn.execute(
-                "SELECT id, tokens, session_id, agent_id, text FROM chunks"
-                f" WHERE id IN ({marks})",
-                batch,
-            ):
-                self.nodes[cid] = _Node(tokens, f"{session}\x1f{agent}", bool(agent), text)
+        for cid, tokens, session, agent, text in chunk_store.chain_nodes(self.conn, todo):
+            self.nodes[cid] = _Node(tokens, f"{session}\x1f{agent}", bool(agent), text)
 
 
 @dataclass(frozen=True)
@@ -449,14 +436,9 @@ def keyword_scores(conn: apsw.Connection, query: str, texts: dict[str, str]) -> 
     terms = query_terms(query)[:32]
     if not terms or not texts:
         return {}
-    tokenize = conn.fts5_tokenizer("porter", ["unicode61"])
-    # without offsets a token is (stem, *colocated forms): t[0] is a str
-    stems: list[list[str]] = [[t[0] for t in tokenize(  # type: ignore[misc]
-        term.encode(), apsw.FTS5_TOKENIZE_QUERY, None, include_offsets=False) if t]
-        for term in terms]
-    counts = _doc_counts(conn, stems)
-    n = int(conn.execute("SELECT coalesce(max(rowid), 0) FROM chunks").get)
-    weights = [math.log(1 + max(0.0, n - c + 0.5) / (c + 0.5)) for c in counts]
+    stems = term_stems(conn, terms)
+    n = max_rowid(conn)
+    weights = [idf(c, n) for c in doc_counts(conn, stems)]
     total = sum(weights)
     forms = _term_forms(terms, stems)
     out: dict[str, float] = {}
@@ -468,19 +450,6 @@ def keyword_scores(conn: apsw.Connection, query: str, texts: dict[str, str]) -> 
         if score > 0:
             out[cid] = score / total
     return out
-
-
-def _doc_counts(conn: apsw.Connection, stems: list[list[str]]) -> list[int]:
-    """How many chunks hold each term (its rarest word's count, from the FTS vocabulary)."""
-    wanted = sorted({w for words in stems for w in words})
-    known: dict[str, int] = {}
-    for i in range(0, len(wanted), _BATCH):
-        batch = wanted[i : i + _BATCH]
-        marks = ",".join("?" * len(batch))
-        known.update(conn.execute(
-            f"SELECT term, doc FROM chunks_fts_vocab WHERE term IN ({marks})", batch
-        ))
-    return [min((known.get(w, 0) for w in words), default=0) for words in stems]
 
 
 def _term_forms(terms: list[str], stems: list[list[str]]) -> list[list[str] | re.Pattern[str]]:
@@ -521,12 +490,10 @@ def _holds(text: str, form: list[str] | re.Pattern[str]) -> bool:
 
 
 def _load_hit(conn: apsw.Connection, chunk_id: str) -> Hit:
-    row = conn.execute(
-        "SELECT id, session_id, project, agent_id, start_time, end_time, text, kind"
-        " FROM chunks WHERE id = ?",
-        (chunk_id,),
-    ).get  # one row: the id came from the chunks and edges this search just read
-    return Hit(row[0], row[1], row[2], row[3], row[4], row[5], 0.0, (), row[6], row[7])
+    hit = load_hit(conn, chunk_id)
+    if hit is None:  # the walk loaded this chunk moments ago; only a concurrent forget drops it
+        raise LookupError(f"chunk {chunk_id} is no longer stored")
+    return hit
 
 
 def _title(query: str, direction: str, hits: Sequence[Hit]) -> str:

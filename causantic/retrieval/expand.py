@@ -21,9 +21,9 @@ from __future__ import annotations
 import apsw
 
 from causantic.errors import UsageError
-from causantic.retrieval.hits import load_hits
 from causantic.retrieval.render import Hit
 from causantic.store import topics as topic_store
+from causantic.store.hits import load_hits
 
 #: Distinct topics expanded per query, siblings added per topic (the original's 3 × 5).
 TOPICS = 3

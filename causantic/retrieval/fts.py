@@ -10,10 +10,16 @@ left.
 
 from __future__ import annotations
 
+import math
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import apsw
+
+from causantic.store import fts as fts_store
+from causantic.store.counts import max_rowid
+from causantic.store.hits import chunk_ids
 
 _TOKEN_RE = re.compile(r"\w+(?:[-./:@]\w+)*")
 _WORD_RE = re.compile(r"\w+")
@@ -79,27 +85,12 @@ def keyword_search(
     match = _match(phrases, project)
     if match is None:
         return []
-    # bm25() named in the query rather than the table's `rank` alias: same weights and
-    # order, but FTS5 resolves the alias per row, which costs a third of a ranking.
-    sql = (
-        "SELECT rowid, bm25(chunks_fts, 1.0, 0.0) AS score FROM chunks_fts"
-        " WHERE chunks_fts MATCH ?"
-    )
-    args: list[object] = [match]
-    floor = _newest_floor(conn, postings)
-    if floor is not None:
-        sql += " AND rowid >= ?"
-        args.append(floor)
-    sql += " ORDER BY score LIMIT ?"
-    args.append(limit * 2 if project else limit)
-    rows: list[tuple] = conn.execute(sql, args).fetchall()
+    rows = fts_store.bm25_ranked(conn, match, floor=_newest_floor(conn, postings),
+                                 limit=limit * 2 if project else limit)
     if not rows:
         return []
     ranks = {rowid: rank for rowid, rank in rows}
-    marks = ",".join("?" * len(ranks))
-    found: list[tuple] = conn.execute(
-        f"SELECT rowid, id, project FROM chunks WHERE rowid IN ({marks})", list(ranks)
-    ).fetchall()
+    found = chunk_ids(conn, list(ranks))
     hits = [
         KeywordHit(cid, rowid, -ranks[rowid])
         for rowid, cid, proj in found
@@ -115,16 +106,35 @@ def query_idf(conn: apsw.Connection, query: str) -> float:
     A term found nowhere counts with the highest IDF: a query about something the store never
     mentions is not well answered by chunks matching its other words.
     """
-    import math
-
-    tokenize = _tokenizer(conn)
     total = _max_rowid(conn)
-    idf = 0.0
-    for phrase in query_terms(query):
-        stems = [t[2] for t in tokenize(phrase.encode(), apsw.FTS5_TOKENIZE_QUERY, None)]
-        n = min((_doc_count(conn, stem) for stem in stems), default=0)
-        idf += max(1e-6, math.log((total - n + 0.5) / (n + 0.5)))
-    return idf
+    return sum(idf(n, total, fts5=True) for n in doc_counts(conn, term_stems(conn, query_terms(query))))
+
+
+def idf(df: int, total: int, *, fts5: bool = False) -> float:
+    """The inverse document frequency of a term that `df` of `total` chunks hold.
+
+    BM25's (Lucene's) form, ``log(1 + (N - n + 0.5) / (n + 0.5))``, never negative, so a
+    term most chunks hold still weighs a little: the term weights of chains' keyword scores
+    and of the prompt hook's term coverage. ``fts5``: the form FTS5's bm25() weighs terms
+    with, ``log((N - n + 0.5) / (n + 0.5))`` floored at 1e-6, to compare with bm25() scores.
+    """
+    if fts5:
+        return max(1e-6, math.log((total - df + 0.5) / (df + 0.5)))
+    return math.log(1 + max(0.0, total - df + 0.5) / (df + 0.5))
+
+
+def term_stems(conn: apsw.Connection, phrases: Sequence[str]) -> list[list[str]]:
+    """Per phrase, the index's stems of its words (the FTS table's tokenizer)."""
+    tokenize = _tokenizer(conn)
+    return [[t[2] for t in tokenize(phrase.encode(), apsw.FTS5_TOKENIZE_QUERY, None)]
+            for phrase in phrases]
+
+
+def doc_counts(conn: apsw.Connection, stems: Sequence[Sequence[str]]) -> list[int]:
+    """Per phrase (given as its stems), how many chunks hold it: its rarest word's count in
+    the FTS vocabulary (0 for a phrase without words)."""
+    counts = _stem_counts(conn, [s for words in stems for s in words])
+    return [min((counts[s] for s in words), default=0) for words in stems]
 
 
 # Scoring stops growing when the phrases kept match this many chunk postings in all.
@@ -137,12 +147,7 @@ RANK_BUDGET = 6_000
 def _informative(conn: apsw.Connection, phrases: list[str]) -> tuple[list[str], int]:
     """The phrases worth matching, rarest first, within a postings budget (see above),
     and how many chunk postings they have in all (an upper bound on the matches)."""
-    tokenize = _tokenizer(conn)
-    df: dict[str, int] = {}
-    for phrase in phrases:
-        stems = [t[2] for t in tokenize(phrase.encode(), apsw.FTS5_TOKENIZE_QUERY, None)]
-        counts = [_doc_count(conn, stem) for stem in stems] or [0]
-        df[phrase] = min(counts)
+    df = dict(zip(phrases, doc_counts(conn, term_stems(conn, phrases))))
     present = sorted((p for p in phrases if df[p] > 0), key=lambda p: (df[p], phrases.index(p)))
     if not present:
         return [], 0
@@ -168,26 +173,40 @@ def _newest_floor(conn: apsw.Connection, postings: int) -> int | None:
 
 
 def _max_rowid(conn: apsw.Connection) -> int:
-    return int(conn.execute("SELECT max(rowid) FROM chunks").get or 1)
+    return max_rowid(conn) or 1
 
 
 _df_memo: dict[str, tuple[tuple[object, ...], int]] = {}
 
 
 def _doc_count(conn: apsw.Connection, stem: str) -> int:
-    """How many chunks hold this stem (fts5vocab walks the term's whole posting list, ~3 ms
+    """How many chunks hold one stem (see `_stem_counts`)."""
+    return _stem_counts(conn, [stem])[stem]
+
+
+def _stem_counts(conn: apsw.Connection, stems: Sequence[str]) -> dict[str, int]:
+    """stem -> how many chunks hold it (fts5vocab walks the term's whole posting list, ~3 ms
     for a word in 90,000 chunks, so counts are remembered until the database changes)."""
-    state = (id(conn), conn.filename, conn.total_changes(),
-             conn.execute("PRAGMA data_version").get)
-    memo = _df_memo.get(stem)
-    if memo is not None and memo[0] == state:
-        return memo[1]
-    row = conn.execute("SELECT doc FROM chunks_fts_vocab WHERE term = ?", (stem,)).fetchone()
-    count = int(row[0]) if row else 0
-    if len(_df_memo) > 4096:
-        _df_memo.clear()
-    _df_memo[stem] = (state, count)
-    return count
+    if not stems:
+        return {}
+    state = (id(conn), conn.filename, conn.total_changes(), fts_store.data_version(conn))
+    out: dict[str, int] = {}
+    missing: list[str] = []
+    for stem in dict.fromkeys(stems):
+        memo = _df_memo.get(stem)
+        if memo is not None and memo[0] == state:
+            out[stem] = memo[1]
+        else:
+            missing.append(stem)
+    if missing:
+        found = (fts_store.vocab_doc_counts(conn, missing) if len(missing) > 1
+                 else {missing[0]: fts_store.vocab_doc_count(conn, missing[0])})
+        if len(_df_memo) + len(missing) > 4096:
+            _df_memo.clear()
+        for stem in missing:
+            out[stem] = found.get(stem, 0)
+            _df_memo[stem] = (state, out[stem])
+    return out
 
 
 def _tokenizer(conn: apsw.Connection):

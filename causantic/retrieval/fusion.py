@@ -188,17 +188,20 @@ def select(
     *,
     id_of: Callable[[T], str],
     score_of: Callable[[T], float],
-    text_of: Callable[[T], str],
+    text_of: Callable[[T], str] | None,
     vectors: Mapping[str, np.ndarray],
     lam: float = MMR_LAMBDA,
     time_of: Callable[[T], str] | None = None,
 ) -> list[T]:
     """MMR over ranked items that also skips near-duplicates of what it already picked.
 
-    Duplicates are checked only against picked items, lazily, so a pool of 60 costs about
-    ``limit`` shingle comparisons each instead of all pairs. Without vectors this is the
-    fused order minus duplicates. With ``time_of``, a skipped duplicate older than the item
-    it repeats takes that item's place (see `drop_near_duplicates`).
+    The one MMR: picks items one by one maximising ``lam·relevance − (1−lam)·max cos(item,
+    picked)``, relevance being the score over the best score; items without a vector count
+    as novel; ties keep the given order. Duplicates are checked only against picked items,
+    lazily, so a pool of 60 costs about ``limit`` shingle comparisons each instead of all
+    pairs. Without vectors this is the fused order minus duplicates. With ``time_of``, a
+    skipped duplicate older than the item it repeats takes that item's place (see
+    `drop_near_duplicates`). ``text_of`` None: plain MMR, no duplicate is skipped.
     """
     import numpy as np
 
@@ -226,14 +229,17 @@ def select(
         i = int(np.argmax(gain))  # first maximum: ties keep the fused order
         free[i] = False
         j: int | None = None
-        if has[i] and max_sim[i] >= NEAR_DUP_COSINE:
-            j = -1  # some picked item's vector; found below only when the time matters
-        fp, sh = signature(text_of(items[i])) if j is None or time_of else ("", frozenset())
-        if j is None:
-            j = prints.get(fp)
-        if j is None:
-            j = next((k for k, other in enumerate(picked_shingles) if similar_text(sh, other)),
-                     None)
+        fp, sh = "", frozenset[int]()
+        if text_of is not None:  # None: plain MMR, every pick is kept
+            if has[i] and max_sim[i] >= NEAR_DUP_COSINE:
+                j = -1  # some picked item's vector; found below only when the time matters
+            if j is None or time_of:
+                fp, sh = signature(text_of(items[i]))
+            if j is None:
+                j = prints.get(fp)
+            if j is None:
+                j = next((k for k, other in enumerate(picked_shingles) if similar_text(sh, other)),
+                         None)
         if j is not None:
             if time_of is not None:
                 if j == -1:
@@ -259,7 +265,8 @@ def mmr(
     limit: int,
     lam: float = MMR_LAMBDA,
 ) -> list[str]:
-    """Order up to ``limit`` candidate ids by maximal marginal relevance.
+    """Order up to ``limit`` candidate ids by maximal marginal relevance (`select`, keeping
+    every pick).
 
     Parameters
     ----------
@@ -272,35 +279,9 @@ def mmr(
     lam : float
         Weight of relevance against novelty (1 = plain ranking).
     """
-    import numpy as np
-
-    if not candidates:
-        return []
-    top = max(s for _, s in candidates) or 1.0
-    rel = np.array([s / top for _, s in candidates], dtype=np.float64)
-    n = len(candidates)
-    dim = next((len(v) for v in vectors.values()), 0)
-    mat = np.zeros((n, max(dim, 1)), dtype=np.float32)
-    has = np.zeros(n, dtype=bool)
-    for i, (cid, _) in enumerate(candidates):
-        v = vectors.get(cid)
-        if v is not None:
-            mat[i] = v
-            has[i] = True
-    max_sim = np.zeros(n, dtype=np.float64)
-    chosen: list[int] = []
-    free = np.ones(n, dtype=bool)
-    for _ in range(min(limit, n)):
-        gain = lam * rel - (1.0 - lam) * max_sim
-        gain[~free] = -np.inf
-        pick = int(np.argmax(gain))  # first maximum: ties keep the fused order
-        chosen.append(pick)
-        free[pick] = False
-        if has[pick]:
-            sims = (mat @ mat[pick]).astype(np.float64)
-            sims[~has] = 0.0
-            np.maximum(max_sim, sims, out=max_sim)
-    return [candidates[i][0] for i in chosen]
+    picked = select(candidates, limit, id_of=lambda c: c[0], score_of=lambda c: c[1],
+                    text_of=None, vectors=vectors, lam=lam)
+    return [cid for cid, _ in picked]
 
 
 def keyword_weight(top_bm25: float, query_idf: float) -> float:

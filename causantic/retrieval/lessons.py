@@ -17,7 +17,10 @@ from causantic.lessons.gitcheck import fix_status
 from causantic.lessons.surface import render
 from causantic.retrieval.fts import query_terms
 from causantic.retrieval.render import Answer
+from causantic.store.counts import any_chunks
 from causantic.store.lessons import LessonRow, list_lessons, search_lessons
+from causantic.store.lessons import count as count_lessons
+from causantic.store.sessions import session_cwd
 
 GIT_BUDGET_S = 2.0
 MARK = "◇ lesson"
@@ -51,9 +54,7 @@ def git_statuses(conn: apsw.Connection, rows: list[LessonRow],
         if not row.resolved or time.monotonic() >= deadline:
             continue
         if row.session_id not in cwds:
-            found = conn.execute("SELECT cwd FROM sessions WHERE id = ?",
-                                 (row.session_id,)).fetchone()
-            cwds[row.session_id] = found[0] if found else None
+            cwds[row.session_id] = session_cwd(conn, row.session_id)
         status = fix_status(cwds[row.session_id], row.fix_commit, json.loads(row.fix_files),
                             row.fix_time, deadline)
         if status is not None:
@@ -80,8 +81,8 @@ def list_view(conn: apsw.Connection, project: str | None = None, limit: int = 50
         lines.append(f"{mark} {_line(row, statuses.get(row.id), listing=True)}"
                      f"  [lesson {row.id[:8]}]")
     if not rows:
-        total = conn.execute("SELECT count(*) FROM lessons").get
-        chunks = conn.execute("SELECT 1 FROM chunks LIMIT 1").fetchone()
+        total = count_lessons(conn)[0]
+        chunks = any_chunks(conn)
         text = ("No lessons yet: run `causantic lessons --rebuild` to derive them from the "
                 "stored sessions." if not total and chunks else "No lessons"
                 + (f" for project {project}." if project else "."))

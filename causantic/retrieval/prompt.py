@@ -18,13 +18,14 @@ Chunks of the current session are skipped: Claude already has them in its contex
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import apsw
 
 from causantic.config import PROMPT_CHARS
-from causantic.retrieval.fts import keyword_search, query_terms
+from causantic.retrieval.fts import idf, keyword_search, query_terms
+from causantic.store import fts as fts_store
+from causantic.store.counts import count_chunks
 
 MAX_TERMS = 24
 DF_CAP = 2000  # document frequency is counted up to here: beyond it a term is common anyway
@@ -53,8 +54,8 @@ def prompt_recall(
 ) -> PromptRecall:
     """Chunks that cover most of the prompt's information, rendered under `max_chars`."""
     from causantic.retrieval import render
-    from causantic.retrieval.hits import load_hits
     from causantic.retrieval.search import dedupe
+    from causantic.store.hits import load_hits
 
     hits = keyword_search(conn, prompt, project=project, limit=CANDIDATES * 2)
     coverage = term_coverage(conn, prompt, [h.rowid for h in hits])
@@ -94,41 +95,20 @@ def term_coverage(
     terms = query_terms(query)[:MAX_TERMS]
     if not terms or not rowids:
         return {r: (0.0, 0, 0.0) for r in rowids}
-    total = max(1, int(conn.execute("SELECT count(*) FROM chunks").get))
-    weights = {t: _idf(_doc_freq(conn, t), total) for t in terms}
+    total = max(1, count_chunks(conn))
+    # A phrase's own count (capped), not its rarest word's as in `fts.doc_counts`: coverage
+    # asks whether a chunk holds the phrase.
+    weights = {t: idf(fts_store.match_count(conn, _phrase(t), DF_CAP), total) for t in terms}
     denominator = sum(weights.values()) or 1.0
     found: dict[int, list[str]] = {r: [] for r in rowids}
     for t in terms:
-        for i in range(0, len(rowids), 500):
-            for r in _present(conn, t, rowids[i : i + 500]):
-                found[r].append(t)
+        for r in fts_store.matching_rowids(conn, _phrase(t), rowids):
+            found[r].append(t)
     out = {}
     for r, ts in found.items():
         information = sum(weights[t] for t in ts)
         out[r] = (information / denominator, len(ts), information)
     return out
-
-
-def _doc_freq(conn: apsw.Connection, term: str) -> int:
-    return int(conn.execute(
-        "SELECT count(*) FROM (SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT ?)",
-        (_phrase(term), DF_CAP),
-    ).get)
-
-
-def _present(conn: apsw.Connection, term: str, rowids: list[int]) -> set[int]:
-    marks = ",".join("?" * len(rowids))
-    return {
-        r[0]
-        for r in conn.execute(
-            f"SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ? AND rowid IN ({marks})",
-            (_phrase(term), *rowids),
-        )
-    }
-
-
-def _idf(df: int, total: int) -> float:
-    return math.log(1.0 + (total - df + 0.5) / (df + 0.5))
 
 
 def _phrase(term: str) -> str:

@@ -33,6 +33,8 @@ from causantic.retrieval import render
 from causantic.retrieval.projects import resolve_project
 from causantic.retrieval.render import Answer, Hit, short_time
 from causantic.session_state import SessionState, load_state
+from causantic.store import timeline
+from causantic.store.projects import has_chunks
 from causantic.timestamps import days_ago, iso_utc, parse_when
 from causantic.tokens import approx_tokens, char_limit, clip_line
 
@@ -120,8 +122,7 @@ def briefing(
     never raises for an unknown project (hooks must not fail), only for a bad `session`.
     """
     cap = max(0, min(max_chars, HARD_INJECTION_CAP))
-    known = conn.execute("SELECT 1 FROM chunks WHERE project = ? LIMIT 1", (project,)).fetchone()
-    if known is None:
+    if not has_chunks(conn, project):
         return render.cap(f'No memory of project "{project}" yet.', cap)
     sel = _Selection(project, words=f"project {project}")
     if session:
@@ -205,45 +206,17 @@ def _previous_session(conn: apsw.Connection, project: str, current: str | None) 
     memory yet (a session that is just starting) makes the newest stored session previous.
     """
     if current:
-        like = conn.execute(
-            "SELECT session_id FROM chunks WHERE project = ? AND substr(session_id, 1, ?) = ?"
-            " LIMIT 1", (project, len(current), current),
-        ).fetchone()
-        current = like[0] if like else current
+        current = timeline.session_in_project(conn, project, current) or current
     else:
         current = _newest_session(conn, _Selection(project), exclude=None)
-    first = conn.execute(
-        "SELECT min(start_time) FROM chunks WHERE session_id = ?", (current,)
-    ).get
-    sql = "SELECT session_id FROM chunks WHERE project = ? AND session_id != ?"
-    args: list[object] = [project, current or ""]
-    if first is not None:
-        sql += " AND start_time < ?"
-        args.append(first)
-    row = conn.execute(sql + " ORDER BY start_time DESC LIMIT 1", args).fetchone()
-    return row[0] if row else None
+    first = timeline.session_start(conn, current)
+    return timeline.latest_session_before(conn, project, current or "", first)
 
 
 def _newest_session(conn: apsw.Connection, sel: _Selection, exclude: str | None) -> str | None:
     """The session holding the newest chunk within the selection's time range."""
-    sql = "SELECT session_id FROM chunks WHERE project = ?"
-    args: list[object] = [sel.project]
-    if exclude:
-        sql += " AND substr(session_id, 1, ?) != ?"
-        args += [len(exclude), exclude]
-    sql, args = _time_filter(sql, args, sel)
-    row = conn.execute(sql + " ORDER BY start_time DESC LIMIT 1", args).fetchone()
-    return row[0] if row else None
-
-
-def _time_filter(sql: str, args: list[object], sel: _Selection) -> tuple[str, list[object]]:
-    if sel.since:
-        sql += " AND end_time >= ?"
-        args.append(sel.since)
-    if sel.until:
-        sql += " AND start_time < ?"
-        args.append(sel.until)
-    return sql, args
+    return timeline.newest_session(conn, sel.project, exclude=exclude, since=sel.since,
+                                   until=sel.until)
 
 
 def _parse_time(value: str, flag: str, *, end_of_day: bool) -> str:
@@ -260,24 +233,11 @@ def _parse_time(value: str, flag: str, *, end_of_day: bool) -> str:
 # -- timeline -------------------------------------------------------------------------------
 
 
-_COLUMNS = "id, session_id, project, agent_id, start_time, end_time, text, kind"
-_NEWEST_FIRST = "ORDER BY start_time DESC, session_id DESC, agent_id DESC, offset DESC, part DESC"
-
-
 def _newest_chunks(
     conn: apsw.Connection, sel: _Selection, main_only: bool = False
 ) -> Iterator[Hit]:
-    sql = f"SELECT {_COLUMNS} FROM chunks WHERE project = ?"
-    args: list[object] = [sel.project]
-    if sel.session:
-        sql += " AND session_id = ?"
-        args.append(sel.session)
-    if main_only:
-        sql += " AND agent_id = ''"
-    sql, args = _time_filter(sql, args, sel)
-    for row in conn.execute(f"{sql} {_NEWEST_FIRST}", args):
-        yield Hit(row[0], row[1], row[2], row[3], row[4], row[5], 0.0, ("timeline",), row[6],
-                  row[7])
+    return timeline.newest_chunks(conn, sel.project, session=sel.session, main_only=main_only,
+                                  since=sel.since, until=sel.until)
 
 
 def _chunk_label(hit: Hit) -> str:
@@ -314,12 +274,7 @@ def _fill_newest(
 
 
 def _session_header(conn: apsw.Connection, session_id: str) -> str:
-    row = conn.execute(
-        "SELECT min(c.start_time), max(c.end_time), s.git_branch, s.title FROM chunks c"
-        " LEFT JOIN sessions s ON s.id = c.session_id WHERE c.session_id = ?",
-        (session_id,),
-    ).get  # an aggregate: always one row
-    first, last, branch, title = row
+    first, last, branch, title = timeline.session_span(conn, session_id)
     span = f"{short_time(first)} – {_same_day(first, last)} UTC"
     extra = f", branch {branch}" if branch else ""
     named = f" {clip_line(title, 80)}" if title else ""
@@ -374,13 +329,8 @@ def _timeline(
 
 
 def _truncation_note(conn: apsw.Connection, sel: _Selection, taken: list[tuple[Hit, str]]) -> str:
-    sql = "SELECT count(*) FROM chunks WHERE project = ?"
-    args: list[object] = [sel.project]
-    if sel.session:
-        sql += " AND session_id = ?"
-        args.append(sel.session)
-    sql, args = _time_filter(sql, args, sel)
-    left_out = int(conn.execute(sql, args).get) - len(taken)
+    left_out = timeline.count_chunks(conn, sel.project, session=sel.session, since=sel.since,
+                                     until=sel.until) - len(taken)
     shortened = taken[0][1] != taken[0][0].text
     notes = []
     if left_out > 0:
@@ -479,26 +429,10 @@ def _fit_sections(sections: list[tuple[int, str]], room: int) -> str:
 
 
 def _earlier_sessions(conn: apsw.Connection, project: str, state: SessionState) -> list[str]:
-    # the sessions table's index, not a scan of the project's chunks
-    rows: list[tuple] = conn.execute(
-        "SELECT s.id, s.start_time, s.title FROM sessions s"
-        " WHERE s.project = ? AND s.start_time < ? AND s.id != ?"
-        " AND EXISTS (SELECT 1 FROM chunks c WHERE c.session_id = s.id)"
-        " ORDER BY s.start_time DESC LIMIT 2",
-        (project, state.start_time, state.session_id),
-    ).fetchall()
     out = []
-    for sid, first, title in rows:
-        about = title
-        if not about:
-            prompt = conn.execute(  # what the session set out to do: its first real request
-                "SELECT json_extract(meta, '$.prompt') FROM chunks WHERE session_id = ?"
-                " AND agent_id = '' AND kind = 'turn' AND json_extract(meta, '$.prompt') IS NOT NULL"
-                " AND json_extract(meta, '$.prompt') NOT LIKE '/%'"
-                " ORDER BY offset, part LIMIT 1",
-                (sid,),
-            ).fetchone()
-            about = prompt[0] if prompt else ""
+    for sid, first, title in timeline.earlier_sessions(conn, project, state.start_time,
+                                                       state.session_id):
+        about = title or timeline.first_prompt(conn, sid) or ""
         out.append(f"- {sid[:8]} ({short_time(first)[:10]}): {clip_line(about or '', 140)}")
     return out
 

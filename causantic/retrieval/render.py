@@ -12,52 +12,12 @@ import re
 from collections.abc import Sequence
 
 from causantic.records import Record
+from causantic.store.hits import Hit  # re-exported: defined with the query that loads it
 from causantic.tokens import chars_for_tokens, clip_line
 
 SHORTENED = "[… shortened to fit the budget]"
 SEPARATOR = "\n\n---\n\n"
 _BLOCK_START_RE = re.compile(r"\n\n(?=\[(?:User|Assistant|Tool:|Result:|Summary|Command))")
-
-
-class Hit(Record):
-    """One retrieved chunk as reported to users and tools (read-only; `replace` copies).
-
-    A `Record`, not a dataclass: the session-start hook renders hits, and `dataclasses`
-    pulls in `inspect`, `ast` and `dis` (~6 ms per hook process).
-    """
-
-    __slots__ = ("chunk_id", "session_id", "project", "agent_id", "start_time", "end_time",
-                 "score", "sources", "text", "kind", "seed")
-    chunk_id: str
-    session_id: str
-    project: str
-    agent_id: str
-    start_time: str
-    end_time: str
-    score: float
-    sources: tuple[str, ...]
-    text: str
-    kind: str
-    seed: bool  # recall/predict: the chunk search found (the rest came by the chain)
-
-    def __init__(self, chunk_id: str, session_id: str, project: str, agent_id: str,
-                 start_time: str, end_time: str, score: float, sources: tuple[str, ...],
-                 text: str, kind: str = "turn", seed: bool = False) -> None:
-        self._init(chunk_id=chunk_id, session_id=session_id, project=project,
-                   agent_id=agent_id, start_time=start_time, end_time=end_time, score=score,
-                   sources=sources, text=text, kind=kind, seed=seed)
-
-    def as_dict(self) -> dict[str, object]:
-        return {
-            "chunk_id": self.chunk_id,
-            "session_id": self.session_id,
-            "project": self.project,
-            "start_time": self.start_time,
-            "end_time": self.end_time,
-            "score": round(self.score, 6),
-            "sources": list(self.sources),
-            "text": self.text,
-        }
 
 
 class Answer(Record):

@@ -32,10 +32,10 @@ from causantic.config import ANSWER_TOKENS
 from causantic.errors import UsageError
 from causantic.retrieval import render
 from causantic.retrieval.fts import keyword_search, query_idf
-from causantic.retrieval.hits import load_hits  # re-exported
 from causantic.retrieval.projects import resolve_project
 from causantic.retrieval.render import Answer, Hit
 from causantic.store.db import Store
+from causantic.store.hits import load_hits  # re-exported
 from causantic.tokens import approx_tokens, char_limit
 
 MODES = ("keyword", "vector", "hybrid")

@@ -36,6 +36,7 @@ from causantic.errors import CausanticError
 from causantic.model import MODEL_ID
 from causantic.store import vector_index
 from causantic.store import vectors as vec_store
+from causantic.store.counts import any_chunks
 from causantic.store.db import Store
 
 if TYPE_CHECKING:
@@ -85,7 +86,7 @@ def vectors_state(conn: apsw.Connection, project: str | None = None) -> str | No
 
 def _no_vectors(conn: apsw.Connection) -> str:
     """Why there are no vectors: nothing to embed yet, or embedding has not run."""
-    if conn.execute("SELECT 1 FROM chunks LIMIT 1").fetchone() is None:
+    if not any_chunks(conn):
         return "memory is empty (run `causantic ingest`)"
     return "no vectors yet (run `causantic embed`)"
 
@@ -232,11 +233,7 @@ def _vec0_search(
 
 
 def _project_has_vectors(conn: apsw.Connection, project: str) -> bool:
-    return conn.execute(
-        f"SELECT 1 FROM {vec_store.META_TABLE} m JOIN chunks c ON c.rowid = m.chunk_rowid"
-        " WHERE c.project = ? AND m.model_id = ? LIMIT 1",
-        (project, MODEL_ID),
-    ).fetchone() is not None
+    return vec_store.project_has_vectors(conn, project, MODEL_ID)
 
 
 def chunk_vectors(conn: apsw.Connection, chunk_ids: Sequence[str]) -> dict[str, np.ndarray]:

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
 import apsw
 
 from causantic.chunk import Chunk
-from causantic.store.sql import execute_in
+from causantic.store.sql import execute_in, select_in
 
 
 @dataclass(frozen=True)
@@ -148,24 +148,132 @@ def session_chunks(conn: apsw.Connection, session_id: str) -> list[StreamChunk]:
 
 def existing_ids(conn: apsw.Connection, ids: Sequence[str]) -> set[str]:
     """Which of these chunk ids are already stored."""
-    out: set[str] = set()
-    for i in range(0, len(ids), 500):
-        batch = ids[i : i + 500]
-        marks = ",".join("?" * len(batch))
-        out.update(r[0] for r in conn.execute(f"SELECT id FROM chunks WHERE id IN ({marks})", batch))
-    return out
+    return {r[0] for r in select_in(conn, "SELECT id FROM chunks WHERE id IN ({marks})", ids)}
 
 
 def forgotten_keys(conn: apsw.Connection, scope: str, keys: Iterable[str]) -> set[str]:
-    keys = list(keys)
-    out: set[str] = set()
-    for i in range(0, len(keys), 500):
-        batch = keys[i : i + 500]
-        marks = ",".join("?" * len(batch))
-        out.update(
-            row[0]
-            for row in conn.execute(
-                f"SELECT key FROM forgotten WHERE scope = ? AND key IN ({marks})", (scope, *batch)
-            )
+    """Which of these keys (chunk or session ids) have a tombstone in `scope`."""
+    return {
+        row[0]
+        for row in select_in(
+            conn, "SELECT key FROM forgotten WHERE scope = ? AND key IN ({marks})", keys, before=(scope,)
         )
-    return out
+    }
+
+
+# -- reading chunks back: counts, positions, summaries -------------------------------------
+
+
+class ChunkPosition(NamedTuple):
+    """Where a chunk sits: its session, stream (agent), turn, byte offset and part."""
+
+    session_id: str
+    agent_id: str
+    turn: int
+    offset: int
+    part: int
+
+
+class ChainNode(NamedTuple):
+    """The columns the chain walk needs of a chunk."""
+
+    id: str
+    tokens: int
+    session_id: str
+    agent_id: str
+    text: str
+
+
+class ProjectSummary(NamedTuple):
+    """A project with chunks: sessions, chunks, first start and last end."""
+
+    project: str
+    sessions: int
+    chunks: int
+    first: str
+    last: str
+
+
+class SessionSummary(NamedTuple):
+    """A session of a project as its chunks and sessions row tell it."""
+
+    session_id: str
+    project: str
+    start_time: str
+    end_time: str
+    chunks: int
+    tokens: int
+    title: str | None
+    git_branch: str | None
+
+
+def positions(conn: apsw.Connection, chunk_ids: Iterable[str]) -> dict[str, ChunkPosition]:
+    """chunk id -> its position, for the chunks that are stored."""
+    return {
+        cid: ChunkPosition(sid, agent, turn, offset, part)
+        for cid, sid, agent, turn, offset, part in select_in(
+            conn, "SELECT id, session_id, agent_id, turn, offset, part FROM chunks"
+            " WHERE id IN ({marks})", chunk_ids,
+        )
+    }
+
+
+def turn_texts(conn: apsw.Connection, keys: Sequence[tuple[str, str, int]]
+               ) -> Iterator[tuple[str, str, int, str, str]]:
+    """(session, agent, turn, chunk id, text) of the chunks of these (session, agent, turn)
+    turns, in stream order within each statement; one statement per `keys` given (the caller
+    batches: every key binds three values)."""
+    where = " OR ".join("(session_id = ? AND agent_id = ? AND turn = ?)" for _ in keys)
+    yield from conn.execute(
+        "SELECT session_id, agent_id, turn, id, text FROM chunks"
+        f" WHERE {where} ORDER BY session_id, agent_id, offset, part",
+        [v for k in keys for v in k],
+    )
+
+
+def chain_nodes(conn: apsw.Connection, chunk_ids: Sequence[str]) -> Iterator[ChainNode]:
+    """The chain walk's columns of these chunks (those stored)."""
+    for row in select_in(
+        conn, "SELECT id, tokens, session_id, agent_id, text FROM chunks WHERE id IN ({marks})",
+        chunk_ids,
+    ):
+        yield ChainNode(*row)
+
+
+def stream_end(conn: apsw.Connection, session_id: str, first: bool) -> str | None:
+    """The first (or last) chunk of a session's main stream, or None."""
+    order = "ASC" if first else "DESC"
+    row = conn.execute(
+        f"SELECT id FROM chunks WHERE session_id = ? AND agent_id = ''"
+        f" ORDER BY offset {order}, part {order} LIMIT 1",
+        (session_id,),
+    ).fetchone()
+    return row[0] if row else None
+
+
+def project_summaries(conn: apsw.Connection) -> list[ProjectSummary]:
+    """Projects with at least one chunk, most recently active first."""
+    return [
+        ProjectSummary(*row)
+        for row in conn.execute(
+            "SELECT project, count(DISTINCT session_id), count(*), min(start_time), max(end_time)"
+            " FROM chunks GROUP BY project ORDER BY max(end_time) DESC"
+        )
+    ]
+
+
+def session_summaries(conn: apsw.Connection, project: str, *, ended_since: str | None,
+                      limit: int) -> list[SessionSummary]:
+    """A project's sessions, last active first; only those active at or after `ended_since`."""
+    sql = (
+        "SELECT c.session_id, c.project, min(c.start_time), max(c.end_time), count(*),"
+        " sum(c.tokens), s.title, s.git_branch FROM chunks c LEFT JOIN sessions s"
+        " ON s.id = c.session_id WHERE c.project = ?"
+    )
+    args: list[object] = [project]
+    if ended_since is not None:
+        sql += " AND c.end_time >= ?"
+        args.append(ended_since)
+    sql += " GROUP BY c.session_id ORDER BY max(c.end_time) DESC LIMIT ?"
+    args.append(limit)
+    return [SessionSummary(*row) for row in conn.execute(sql, args)]

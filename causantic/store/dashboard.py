@@ -7,6 +7,8 @@ import json
 
 import apsw
 
+from causantic.store.sql import select_in, table_exists
+
 #: Most rows an optional table's view shows (newest first by rowid).
 OPTIONAL_ROWS = 200
 
@@ -75,11 +77,11 @@ def session_graph(conn: apsw.Connection, session_id: str) -> dict[str, object]:
     outside = sorted(({e["src"] for e in edges} | {e["dst"] for e in edges}) - ids)
     others = [
         {"id": cid, "session_id": sid, "project": proj, "start_time": start}
-        for cid, sid, proj, start in conn.execute(
-            f"SELECT id, session_id, project, start_time FROM chunks WHERE id IN"
-            f" ({','.join('?' * len(outside))})", outside,
+        for cid, sid, proj, start in select_in(
+            conn, "SELECT id, session_id, project, start_time FROM chunks WHERE id IN ({marks})",
+            outside,
         )
-    ] if outside else []
+    ]
     row = conn.execute("SELECT project, title, git_branch, cwd FROM sessions WHERE id = ?",
                        (session_id,)).fetchone()
     info = dict(zip(("project", "title", "git_branch", "cwd"), row, strict=True)) if row else {}
@@ -93,9 +95,7 @@ def optional_table(conn: apsw.Connection, name: str) -> dict[str, object]:
     Column names and values are returned as they are (BLOBs as their size), so the view
     works whatever the table's schema turns out to be.
     """
-    exists = conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?",
-                          (name,)).fetchone()
-    if not exists:
+    if not table_exists(conn, name):
         return {"table": name, "available": False, "columns": [], "rows": [], "total": 0}
     quoted = '"' + name.replace('"', '""') + '"'
     try:

@@ -13,6 +13,7 @@ from collections import namedtuple
 import apsw
 
 from causantic.records import Record
+from causantic.store.sql import marks
 
 COLUMNS = (
     "id", "session_id", "project", "time", "tool", "program", "error_class", "signature",
@@ -68,7 +69,7 @@ def replace_session(conn: apsw.Connection, session_id: str, rows: list[LessonRow
         row = new.get(lesson_id)
         if row is None or tuple(getattr(row, c) for c in COLUMNS[1:]) != values:
             conn.execute("DELETE FROM lessons WHERE id = ?", (lesson_id,))
-    placeholders = ",".join("?" * len(COLUMNS))
+    placeholders = marks(len(COLUMNS))
     for row in rows:
         conn.execute(
             f"INSERT OR IGNORE INTO lessons({', '.join(COLUMNS)}) VALUES ({placeholders})",
@@ -148,9 +149,9 @@ def find_by_message(
     """Informative lessons whose normalised message has one of these hashes, newest first."""
     if not msg_hashes:
         return []
-    marks = ",".join("?" * len(msg_hashes))
-    rows = conn.execute(
-        f"{_SELECT} WHERE msg_hash IN ({marks}) AND informative = 1 ORDER BY time DESC LIMIT ?",
+    rows = conn.execute(  # one statement, not batches: the ORDER BY and LIMIT span all hashes
+        f"{_SELECT} WHERE msg_hash IN ({marks(len(msg_hashes))}) AND informative = 1"
+        " ORDER BY time DESC LIMIT ?",
         (*msg_hashes, limit),
     )
     return [LessonRow(*r) for r in rows]

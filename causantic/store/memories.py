@@ -12,8 +12,8 @@ from collections.abc import Iterable, Sequence
 import apsw
 
 from causantic.records import Record
+from causantic.store.sql import batches, marks, select_in
 
-_BATCH = 500
 _COLUMNS = ("id, project, type, text, importance, origin, count, helpful, harmful, duplicate_of,"
             " session_id, created_at, last_seen_at, meta, rowid")
 
@@ -120,23 +120,17 @@ def add_citations(conn: apsw.Connection, memory_id: str, chunk_ids: Iterable[str
 
 def citations(conn: apsw.Connection, memory_ids: Sequence[str]) -> dict[str, list[str]]:
     out: dict[str, list[str]] = {m: [] for m in memory_ids}
-    for batch in _batches(list(memory_ids)):
-        marks = ",".join("?" * len(batch))
-        for mid, cid in conn.execute(
-            f"SELECT memory_id, chunk_id FROM memory_citations WHERE memory_id IN ({marks})"
-            " ORDER BY memory_id, chunk_id", batch,
-        ):
-            out[mid].append(cid)
+    for mid, cid in select_in(
+        conn, "SELECT memory_id, chunk_id FROM memory_citations WHERE memory_id IN ({marks})"
+        " ORDER BY memory_id, chunk_id", memory_ids,
+    ):
+        out[mid].append(cid)
     return out
 
 
 def existing_chunks(conn: apsw.Connection, chunk_ids: Sequence[str]) -> set[str]:
     """Which of these chunk ids are stored (for checking citations)."""
-    out: set[str] = set()
-    for batch in _batches(list(chunk_ids)):
-        marks = ",".join("?" * len(batch))
-        out.update(r[0] for r in conn.execute(f"SELECT id FROM chunks WHERE id IN ({marks})", batch))
-    return out
+    return {r[0] for r in select_in(conn, "SELECT id FROM chunks WHERE id IN ({marks})", chunk_ids)}
 
 
 def get(conn: apsw.Connection, memory_id: str) -> MemoryRow | None:
@@ -183,7 +177,7 @@ def select(
         args.append(project)
     for column, values in (("type", types), ("origin", origins)):
         if values:
-            sql += f" AND {column} IN ({','.join('?' * len(values))})"
+            sql += f" AND {column} IN ({marks(len(values))})"
             args.extend(values)
     if not include_duplicates:
         sql += " AND duplicate_of IS NULL"
@@ -196,7 +190,7 @@ def select(
     if rowids is not None:
         if not rowids:
             return []
-        sql += f" AND rowid IN ({','.join('?' * len(rowids))})"
+        sql += f" AND rowid IN ({marks(len(rowids))})"  # one statement: ORDER BY, LIMIT span all
         args.extend(rowids)
     sql += {
         "recent": " ORDER BY last_seen_at DESC, rowid DESC",
@@ -212,13 +206,11 @@ def select(
 def duplicates_of(conn: apsw.Connection, memory_ids: Sequence[str]) -> dict[str, list[str]]:
     """Original id -> ids of the near duplicates linked to it."""
     out: dict[str, list[str]] = {}
-    for batch in _batches(list(memory_ids)):
-        marks = ",".join("?" * len(batch))
-        for mid, orig in conn.execute(
-            f"SELECT id, duplicate_of FROM memories WHERE duplicate_of IN ({marks})"
-            " ORDER BY created_at", batch,
-        ):
-            out.setdefault(orig, []).append(mid)
+    for mid, orig in select_in(
+        conn, "SELECT id, duplicate_of FROM memories WHERE duplicate_of IN ({marks})"
+        " ORDER BY created_at", memory_ids,
+    ):
+        out.setdefault(orig, []).append(mid)
     return out
 
 
@@ -255,12 +247,12 @@ def delete(conn: apsw.Connection, memory_ids: Sequence[str], reason: str) -> int
     """Delete memories (citations, feedback and vectors cascade) and leave tombstones."""
     n = 0
     with conn:
-        for batch in _batches(list(memory_ids)):
-            marks = ",".join("?" * len(batch))
-            conn.execute(f"UPDATE memories SET duplicate_of = NULL WHERE duplicate_of IN ({marks})",
+        for batch in batches(memory_ids):
+            places = marks(len(batch))
+            conn.execute(f"UPDATE memories SET duplicate_of = NULL WHERE duplicate_of IN ({places})",
                          batch)
             before = conn.total_changes()
-            conn.execute(f"DELETE FROM memories WHERE id IN ({marks})", batch)
+            conn.execute(f"DELETE FROM memories WHERE id IN ({places})", batch)
             n += conn.total_changes() - before
             conn.executemany(
                 "INSERT OR IGNORE INTO forgotten(scope, key, reason) VALUES ('memory', ?, ?)",
@@ -270,12 +262,8 @@ def delete(conn: apsw.Connection, memory_ids: Sequence[str], reason: str) -> int
 
 
 def forgotten(conn: apsw.Connection, memory_ids: Sequence[str]) -> set[str]:
-    out: set[str] = set()
-    for batch in _batches(list(memory_ids)):
-        marks = ",".join("?" * len(batch))
-        out.update(r[0] for r in conn.execute(
-            f"SELECT key FROM forgotten WHERE scope = 'memory' AND key IN ({marks})", batch))
-    return out
+    return {r[0] for r in select_in(
+        conn, "SELECT key FROM forgotten WHERE scope = 'memory' AND key IN ({marks})", memory_ids)}
 
 
 def unforget(conn: apsw.Connection, memory_id: str) -> None:
@@ -285,13 +273,9 @@ def unforget(conn: apsw.Connection, memory_id: str) -> None:
 
 def auto_citing(conn: apsw.Connection, chunk_ids: Sequence[str]) -> list[str]:
     """Ids of automatic memories whose evidence includes any of these chunks."""
-    out: list[str] = []
-    for batch in _batches(list(chunk_ids)):
-        marks = ",".join("?" * len(batch))
-        out.extend(r[0] for r in conn.execute(
-            "SELECT DISTINCT c.memory_id FROM memory_citations c JOIN memories m ON m.id ="
-            f" c.memory_id WHERE m.origin = 'auto' AND c.chunk_id IN ({marks})", batch))
-    return list(dict.fromkeys(out))
+    return list(dict.fromkeys(r[0] for r in select_in(
+        conn, "SELECT DISTINCT c.memory_id FROM memory_citations c JOIN memories m ON m.id ="
+        " c.memory_id WHERE m.origin = 'auto' AND c.chunk_id IN ({marks})", chunk_ids)))
 
 
 # -- vectors -------------------------------------------------------------------------------
@@ -316,12 +300,8 @@ def vectors(conn: apsw.Connection, model_id: str, rowids: Sequence[int] | None =
     sql = ("SELECT v.memory_rowid, v.vector FROM memory_vectors v JOIN memories m"
            " ON m.rowid = v.memory_rowid WHERE v.model_id = ?")
     if rowids is not None:
-        out: dict[int, bytes] = {}
-        for batch in _batches(list(rowids)):
-            marks = ",".join("?" * len(batch))
-            out.update(conn.execute(sql + f" AND v.memory_rowid IN ({marks})",
-                                    (model_id, *batch)))
-        return out
+        return dict(select_in(conn, sql + " AND v.memory_rowid IN ({marks})", rowids,
+                              before=(model_id,)))
     if project is not None:
         return dict(conn.execute(sql + " AND (m.project = ? OR m.project = '')"
                                  " AND m.duplicate_of IS NULL", (model_id, project)))
@@ -433,8 +413,3 @@ def counts_since(conn: apsw.Connection, project: str, since: str | None) -> tupl
         (project, since or ""),
     ).get
     return int(row[0]), float(row[1])
-
-
-def _batches(items: list[str] | list[int]) -> Iterable[list]:
-    for i in range(0, len(items), _BATCH):
-        yield items[i : i + _BATCH]

@@ -11,15 +11,14 @@ from collections.abc import Sequence
 
 import apsw
 
+from causantic.store.sql import table_exists
+
 META = "redaction_meta"
 
 
 def rules_version(conn: apsw.Connection) -> int:
     """The redaction rules the stored text went through (0: older than any recorded)."""
-    exists = conn.execute(
-        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (META,)
-    ).fetchone()
-    if exists is None:
+    if not table_exists(conn, META):
         return 0
     row = conn.execute(f"SELECT value FROM {META} WHERE key = 'rules'").fetchone()
     return int(row[0]) if row and str(row[0]).isdigit() else 0
@@ -131,7 +130,7 @@ def update_reason(conn: apsw.Connection, scope: str, key: str, old: str, new: st
 
 def memory_rows(conn: apsw.Connection) -> list[tuple[int, str, str]]:
     """(rowid, text, meta) of every remembered observation (none before explicit memory)."""
-    if not _table(conn, "memories"):
+    if not table_exists(conn, "memories"):
         return []
     return list(conn.execute("SELECT rowid, text, meta FROM memories"))
 
@@ -145,7 +144,7 @@ def update_memory(conn: apsw.Connection, rowid: int, old: tuple[str, str],
 
 def feedback_reasons(conn: apsw.Connection) -> list[tuple[int, str]]:
     """(id, reason) of the feedback given on memories, where a reason was given."""
-    if not _table(conn, "memory_feedback"):
+    if not table_exists(conn, "memory_feedback"):
         return []
     return list(conn.execute("SELECT id, reason FROM memory_feedback WHERE reason != ''"))
 
@@ -155,9 +154,9 @@ def update_feedback_reason(conn: apsw.Connection, feedback_id: int, old: str, ne
                  (new, feedback_id, old))
 
 
-def _table(conn: apsw.Connection, name: str) -> bool:
-    return conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?",
-                        (name,)).fetchone() is not None
+def secure_delete_on(conn: apsw.Connection) -> None:
+    """SQLite's secure_delete for this connection: deleted content is overwritten with zeros."""
+    conn.execute("PRAGMA secure_delete = ON")
 
 
 def fts_secure_delete(conn: apsw.Connection, on: bool) -> None:
@@ -177,7 +176,7 @@ def fts_optimize(conn: apsw.Connection) -> None:
 
 def _fts_tables(conn: apsw.Connection) -> list[str]:
     """The full-text indexes that hold stored text: chunks, and memories and lessons if any."""
-    return [name for name in ("chunks_fts", "memories_fts", "lessons_fts") if _table(conn, name)]
+    return [name for name in ("chunks_fts", "memories_fts", "lessons_fts") if table_exists(conn, name)]
 
 
 def vacuum(conn: apsw.Connection) -> None:

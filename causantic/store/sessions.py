@@ -101,6 +101,12 @@ def delete_sessions(conn: apsw.Connection, session_ids: Sequence[str]) -> None:
     execute_in(conn, "DELETE FROM sessions WHERE id IN ({marks})", session_ids)
 
 
+def session_cwd(conn: apsw.Connection, session_id: str) -> str | None:
+    """The folder the session ran in, or None when unknown."""
+    found = conn.execute("SELECT cwd FROM sessions WHERE id = ?", (session_id,)).fetchone()
+    return found[0] if found else None
+
+
 def _row(r: tuple) -> SessionRow:
     # mypy cannot tell that r[:8] fills exactly the first eight fields
     return SessionRow(*r[:8], bool(r[8]), r[9], r[10])  # type: ignore[call-arg]

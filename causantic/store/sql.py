@@ -15,7 +15,7 @@ from collections.abc import Iterable, Iterator, Sequence
 
 import apsw
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing: hooks read through this
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing on the hook path
 if TYPE_CHECKING:
     from typing import Any, TypeVar
 

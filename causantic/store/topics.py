@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 
 import apsw
 
+from causantic.store.sql import select_in, table_exists
+
 TOPICS = "topics"
 MEMBERS = "topic_members"
 BUILD = "topic_build"
@@ -74,9 +76,7 @@ class TopicStats:
 
 def ready(conn: apsw.Connection) -> bool:
     """Whether the topic tables exist (a read-only open of an older file may lack them)."""
-    return conn.execute(
-        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (BUILD,)
-    ).fetchone() is not None
+    return table_exists(conn, BUILD)
 
 
 def clear(conn: apsw.Connection) -> None:
@@ -146,16 +146,11 @@ def mean_vectors_by_rowid(
     conn: apsw.Connection, rowids: Sequence[int], model_id: str
 ) -> list[tuple[int, str, bytes]]:
     """(chunk rowid, chunk id, unit mean vector bytes) of these rowids, this model only."""
-    out: list[tuple[int, str, bytes]] = []
-    for i in range(0, len(rowids), 500):
-        batch = list(rowids[i : i + 500])
-        marks = ",".join("?" * len(batch))
-        out.extend(
-            (int(r), str(c), bytes(v)) for r, c, v in conn.execute(
-                f"SELECT chunk_rowid, chunk_id, vector FROM {META}"
-                f" WHERE chunk_rowid IN ({marks}) AND +model_id = ?", (*batch, model_id))
-        )
-    return out
+    return [
+        (int(r), str(c), bytes(v)) for r, c, v in select_in(
+            conn, f"SELECT chunk_rowid, chunk_id, vector FROM {META}"
+            " WHERE chunk_rowid IN ({marks}) AND +model_id = ?", rowids, after=(model_id,))
+    ]
 
 
 def all_vectors(conn: apsw.Connection, model_id: str) -> list[tuple[int, str, bytes]]:
@@ -167,13 +162,9 @@ def all_vectors(conn: apsw.Connection, model_id: str) -> list[tuple[int, str, by
 
 def texts(conn: apsw.Connection, rowids: Sequence[int]) -> dict[int, str]:
     """chunk rowid -> text."""
-    out: dict[int, str] = {}
-    for i in range(0, len(rowids), 500):
-        batch = list(rowids[i : i + 500])
-        marks = ",".join("?" * len(batch))
-        for r, t in conn.execute(f"SELECT rowid, text FROM chunks WHERE rowid IN ({marks})", batch):
-            out[int(r)] = t
-    return out
+    return {
+        int(r): t for r, t in select_in(conn, "SELECT rowid, text FROM chunks WHERE rowid IN ({marks})", rowids)
+    }
 
 
 def topic_stats(conn: apsw.Connection) -> list[TopicStats]:
@@ -231,28 +222,21 @@ def topics_of(conn: apsw.Connection, chunk_ids: Sequence[str]) -> dict[str, tupl
     out: dict[str, tuple[int, float]] = {}
     if not ready(conn):
         return out
-    for i in range(0, len(chunk_ids), 500):
-        batch = list(chunk_ids[i : i + 500])
-        marks = ",".join("?" * len(batch))
-        for cid, topic, dist in conn.execute(
-            f"SELECT c.id, m.topic_id, m.distance FROM chunks c CROSS JOIN {MEMBERS} m"
-            f" ON m.chunk_rowid = c.rowid WHERE c.id IN ({marks})", batch
-        ):
-            out[str(cid)] = (int(topic), float(dist))
+    for cid, topic, dist in select_in(
+        conn, f"SELECT c.id, m.topic_id, m.distance FROM chunks c CROSS JOIN {MEMBERS} m"
+        " ON m.chunk_rowid = c.rowid WHERE c.id IN ({marks})", chunk_ids
+    ):
+        out[str(cid)] = (int(topic), float(dist))
     return out
 
 
 def topics_of_rowids(conn: apsw.Connection, rowids: Sequence[int]) -> dict[int, int]:
     """chunk rowid -> topic id for the rowids that are in a topic."""
-    out: dict[int, int] = {}
-    for i in range(0, len(rowids), 500):
-        batch = list(rowids[i : i + 500])
-        marks = ",".join("?" * len(batch))
-        for r, t in conn.execute(
-            f"SELECT chunk_rowid, topic_id FROM {MEMBERS} WHERE chunk_rowid IN ({marks})", batch
-        ):
-            out[int(r)] = int(t)
-    return out
+    return {
+        int(r): int(t) for r, t in select_in(
+            conn, f"SELECT chunk_rowid, topic_id FROM {MEMBERS} WHERE chunk_rowid IN ({{marks}})", rowids
+        )
+    }
 
 
 def active_topics(

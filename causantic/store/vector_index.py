@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING
 
 import apsw
 
+from causantic.store.sql import select_in
 from causantic.store.vec0 import VEC_TABLE, WINDOW_SLOTS, ensure_vec, table_exists
 
 if TYPE_CHECKING:
@@ -209,17 +210,12 @@ def quantized(
     conn: apsw.Connection, rowids: Sequence[int], model_id: str
 ) -> list[tuple[int, str, int, bytes]]:
     """(chunk rowid, chunk id, windows, windows_q) of those rowids embedded by this model."""
-    out: list[tuple[int, str, int, bytes]] = []
-    for i in range(0, len(rowids), 500):
-        batch = [int(r) for r in rowids[i : i + 500]]
-        marks = ",".join("?" * len(batch))
-        # `+model_id`: look rows up by rowid, not by walking the model index (all rows).
-        out += conn.execute(
-            "SELECT chunk_rowid, chunk_id, windows, windows_q FROM chunk_vectors_meta"
-            f" WHERE chunk_rowid IN ({marks}) AND +model_id = ? AND windows_q IS NOT NULL",
-            (*batch, model_id),
-        )
-    return out
+    # `+model_id`: look rows up by rowid, not by walking the model index (all rows).
+    return list(select_in(
+        conn, "SELECT chunk_rowid, chunk_id, windows, windows_q FROM chunk_vectors_meta"
+        " WHERE chunk_rowid IN ({marks}) AND +model_id = ? AND windows_q IS NOT NULL",
+        [int(r) for r in rowids], after=(model_id,),
+    ))
 
 
 def refresh(conn: apsw.Connection, model_id: str) -> int:
@@ -309,6 +305,4 @@ def _fill_quantized(conn: apsw.Connection, model_id: str) -> int:
 
 
 def _exists(conn: apsw.Connection) -> bool:
-    return conn.execute(
-        "SELECT 1 FROM sqlite_master WHERE name = ? AND type = 'table'", (BLOCKS_TABLE,)
-    ).fetchone() is not None
+    return table_exists(conn, BLOCKS_TABLE)

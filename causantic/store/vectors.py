@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING
 import apsw
 
 from causantic.store import vector_index
+from causantic.store.sql import execute_in, select_in
 from causantic.store.vec0 import VEC_TABLE, WINDOW_SLOTS, ensure_vec, table_exists  # re-exported
 
 if TYPE_CHECKING:
@@ -97,15 +98,10 @@ def pending(conn: apsw.Connection, model_id: str, *, stale: bool = False) -> lis
 
 def chunk_texts(conn: apsw.Connection, rowids: Sequence[int]) -> dict[int, tuple[str, str]]:
     """rowid -> (chunk id, text) for the chunks that still exist."""
-    out: dict[int, tuple[str, str]] = {}
-    for i in range(0, len(rowids), 500):
-        batch = list(rowids[i : i + 500])
-        marks = ",".join("?" * len(batch))
-        for rowid, cid, text in conn.execute(
-            f"SELECT rowid, id, text FROM chunks WHERE rowid IN ({marks})", batch
-        ):
-            out[rowid] = (cid, text)
-    return out
+    return {
+        rowid: (cid, text)
+        for rowid, cid, text in select_in(conn, "SELECT rowid, id, text FROM chunks WHERE rowid IN ({marks})", rowids)
+    }
 
 
 def write_vectors(conn: apsw.Connection, items: Sequence[EmbeddedChunk], model_id: str) -> int:
@@ -164,10 +160,7 @@ def drop_chunk_vectors(conn: apsw.Connection, rowids: Iterable[int]) -> None:
     ids = list(rowids)
     if not ids or not table_exists(conn, META_TABLE):
         return
-    for i in range(0, len(ids), 500):
-        batch = ids[i : i + 500]
-        marks = ",".join("?" * len(batch))
-        conn.execute(f"DELETE FROM {META_TABLE} WHERE chunk_rowid IN ({marks})", batch)
+    execute_in(conn, f"DELETE FROM {META_TABLE} WHERE chunk_rowid IN ({{marks}})", ids)
     if not table_exists(conn) or not ensure_vec(conn):
         return
     for rowid in ids:
@@ -282,40 +275,36 @@ def current_chunks(
     conn: apsw.Connection, rowids: Sequence[int], model_id: str
 ) -> dict[int, str]:
     """rowid -> chunk id for the rowids whose vectors are current (meta row with this model)."""
-    out: dict[int, str] = {}
-    for i in range(0, len(rowids), 500):
-        batch = list(rowids[i : i + 500])
-        marks = ",".join("?" * len(batch))
-        # `+model_id`: with a long IN list the planner would otherwise walk the model index,
-        # i.e. every row (all rows share one model), instead of looking rows up by rowid.
-        for rowid, cid in conn.execute(
-            f"SELECT chunk_rowid, chunk_id FROM {META_TABLE}"
-            f" WHERE chunk_rowid IN ({marks}) AND +model_id = ?",
-            (*batch, model_id),
-        ):
-            out[rowid] = cid
-    return out
+    # `+model_id`: with a long IN list the planner would otherwise walk the model index,
+    # i.e. every row (all rows share one model), instead of looking rows up by rowid.
+    return dict(select_in(
+        conn, f"SELECT chunk_rowid, chunk_id FROM {META_TABLE}"
+        " WHERE chunk_rowid IN ({marks}) AND +model_id = ?", rowids, after=(model_id,),
+    ))
 
 
 def mean_vectors(
     conn: apsw.Connection, chunk_ids: Sequence[str], model_id: str | None = None
 ) -> dict[str, bytes]:
     """chunk id -> stored unit mean vector (float32 bytes), optionally only for one model."""
-    out: dict[str, bytes] = {}
-    for i in range(0, len(chunk_ids), 500):
-        batch = list(chunk_ids[i : i + 500])
-        marks = ",".join("?" * len(batch))
-        sql = (  # CROSS JOIN keeps chunks (looked up by id) outermost; see current_chunks
-            f"SELECT c.id, m.vector FROM chunks c CROSS JOIN {META_TABLE} m"
-            f" ON m.chunk_rowid = c.rowid WHERE c.id IN ({marks})"
-        )
-        args: list[object] = list(batch)
-        if model_id is not None:
-            sql += " AND +m.model_id = ?"
-            args.append(model_id)
-        for cid, blob in conn.execute(sql, args):
-            out[cid] = blob
-    return out
+    sql = (  # CROSS JOIN keeps chunks (looked up by id) outermost; see current_chunks
+        f"SELECT c.id, m.vector FROM chunks c CROSS JOIN {META_TABLE} m"
+        " ON m.chunk_rowid = c.rowid WHERE c.id IN ({marks})"
+    )
+    after: tuple[object, ...] = ()
+    if model_id is not None:
+        sql += " AND +m.model_id = ?"
+        after = (model_id,)
+    return dict(select_in(conn, sql, chunk_ids, after=after))
+
+
+def project_has_vectors(conn: apsw.Connection, project: str, model_id: str) -> bool:
+    """Whether any chunk of `project` has a vector of this model."""
+    return conn.execute(
+        f"SELECT 1 FROM {META_TABLE} m JOIN chunks c ON c.rowid = m.chunk_rowid"
+        " WHERE c.project = ? AND m.model_id = ? LIMIT 1",
+        (project, model_id),
+    ).fetchone() is not None
 
 
 def window_vectors(conn: apsw.Connection, chunk_id: str) -> list[bytes]:

@@ -48,6 +48,7 @@ from causantic.config import TopicSettings
 from causantic.errors import CausanticError
 from causantic.model import MODEL_ID
 from causantic.store import topics as topic_store
+from causantic.store.counts import any_chunks
 from causantic.store.db import Store
 
 if TYPE_CHECKING:
@@ -250,7 +251,7 @@ def rebuild(
         if other is not None:
             raise CausanticError(f"the stored vectors come from model {other}, not {model_id}: "
                                  "run `causantic reindex`, then `causantic topics rebuild`")
-        if conn.execute("SELECT 1 FROM chunks LIMIT 1").fetchone() is None:
+        if not any_chunks(conn):
             raise CausanticError("memory is empty: run `causantic ingest`, then "
                                  "`causantic topics rebuild`")
         raise CausanticError("no chunk vectors yet: run `causantic embed`, then "

@@ -16,10 +16,11 @@ from dataclasses import dataclass, field
 import apsw
 
 from causantic.errors import UsageError
-from causantic.retrieval.hits import load_hits
 from causantic.retrieval.projects import resolve_project
 from causantic.retrieval.render import label, short_time
 from causantic.store import topics as topic_store
+from causantic.store.counts import any_chunks, any_vectors
+from causantic.store.hits import load_hits
 from causantic.tokens import clip
 
 SORTS = ("size", "recent")
@@ -89,11 +90,8 @@ def no_topics_reason(conn: apsw.Connection) -> str | None:
     """Why there is nothing to list (one line that says what to run), or None."""
     if topic_store.build_info(conn) is not None:
         return None
-    has_vectors = conn.execute(
-        "SELECT 1 FROM sqlite_master WHERE name = 'chunk_vectors_meta'").fetchone() is not None \
-        and conn.execute("SELECT 1 FROM chunk_vectors_meta LIMIT 1").fetchone() is not None
-    if not has_vectors:
-        if conn.execute("SELECT 1 FROM chunks LIMIT 1").fetchone() is None:
+    if not any_vectors(conn):
+        if not any_chunks(conn):
             return ("No topics yet: memory is empty. Run `causantic ingest`, then "
                     "`causantic topics rebuild`.")
         return ("No topics yet: memory has no chunk vectors. Run `causantic embed`, then "
