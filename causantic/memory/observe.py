@@ -20,7 +20,6 @@ Invariants:
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
@@ -333,11 +332,3 @@ def forget_auto_for_chunks(conn: apsw.Connection, chunk_ids: Sequence[str]) -> i
 def _first(text: str, width: int = 90) -> str:
     line = text.strip().splitlines()[0] if text.strip() else ""
     return line if len(line) <= width else line[: width - 1] + "…"
-
-
-def meta_of(m: sql.MemoryRow) -> dict[str, object]:
-    try:
-        value = json.loads(m.meta)
-    except ValueError:
-        return {}
-    return value if isinstance(value, dict) else {}

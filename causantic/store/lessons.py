@@ -49,10 +49,6 @@ def replace_session(conn: apsw.Connection, session_id: str, rows: list[LessonRow
         )
 
 
-def delete_session(conn: apsw.Connection, session_id: str) -> None:
-    conn.execute("DELETE FROM lessons WHERE session_id = ?", (session_id,))
-
-
 def list_lessons(
     conn: apsw.Connection,
     project: str | None = None,

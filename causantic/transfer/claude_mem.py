@@ -89,10 +89,6 @@ def open_readonly(path: Path) -> apsw.Connection:
     raise CausanticError(f"cannot open {path} read-only")
 
 
-def _columns(conn: apsw.Connection, table: str) -> set[str]:
-    return {r[1] for r in conn.execute(f'PRAGMA table_info("{table}")')}
-
-
 def _rows(conn: apsw.Connection, table: str) -> list[dict[str, Any]]:
     cols = [r[1] for r in conn.execute(f'PRAGMA table_info("{table}")')]
     if not cols:
