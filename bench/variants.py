@@ -15,7 +15,9 @@ Variants:
   docstring of `causantic.retrieval.fusion`);
 * `search(..., cluster_expansion=True, order=..., weight=...)`: topic siblings nearest the
   hit instead of the centroid, or scaled (`bench.topics`);
-* `recall` / `predict` with ``search_mode`` keyword or vector seeds (`bench.answers`).
+* `recall` / `predict` with ``search_mode`` keyword or vector seeds (`bench.answers`);
+* `RELEVANCE_ONLY`: memories ranked by relevance alone (`bench.memories`; the product's
+  weights are `causantic.memory.rank.DEFAULT` or the config's).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from typing import Any
 import apsw
 
 from causantic.errors import UsageError
+from causantic.memory.rank import Weights
 from causantic.retrieval.chains import BACKWARD, FORWARD, ChainResult, walk_seeded
 from causantic.retrieval.render import Hit
 from causantic.retrieval.search import PRODUCT, Expand, SearchResult, Steps, search_with
@@ -33,6 +36,7 @@ from causantic.store.db import Store
 
 FUSIONS = ("score", "rrf")
 RRF_K = 60
+RELEVANCE_ONLY = Weights(1.0, 0.0, 0.0)
 
 
 def rrf(
