@@ -193,7 +193,7 @@ def test_hybrid_finds_every_chunk_its_rarest_words_find_by_keyword(subset_db: Pa
     # words (top 5) and by mid-frequency words (top 10). Rank fusion lost 7 of 40 (and 4
     # of 40) that keyword search alone found: a keyword-only first hit scored below chunks
     # that both lists ranked ~10th.
-    from causantic.benchmark import SEED, self_retrieval
+    from causantic.scorecard import SEED, self_retrieval
 
     with open_store(subset_db, readonly=True) as store:
         summary, _, _ = self_retrieval(store, 40, SEED, quick=True)
