@@ -21,9 +21,8 @@ This module imports no numpy or onnxruntime: the vector code is imported only fo
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 import apsw
 
@@ -291,19 +290,16 @@ def _as_units(conn: apsw.Connection, hits: list[Hit], query: str, room: int) -> 
     return out
 
 
-def dedupe(
-    hits: list[Hit], *, vectors: Mapping[str, Any] | None = None, keep: int | None = None
-) -> list[Hit]:
+def dedupe(hits: list[Hit], *, keep: int | None = None) -> list[Hit]:
     """Drop hits that repeat a better-ranked hit (read time only; nothing is deleted).
 
-    Exact text (first block label aside), near-identical text (word-shingle overlap) and, with
-    stored ``vectors`` (chunk id -> unit vector), cosine >= 0.97 count as repeats; the oldest
-    of a repeat keeps the better rank (see `fusion.drop_near_duplicates`). Stops once ``keep``
-    hits are kept.
+    Exact text (first block label aside) and near-identical text (word-shingle overlap) count
+    as repeats; the oldest of a repeat keeps the better rank (see
+    `fusion.drop_near_duplicates`). Stops once ``keep`` hits are kept.
     """
     from causantic.retrieval.fusion import drop_near_duplicates
 
-    return drop_near_duplicates(hits, _body, lambda h: h.chunk_id, vectors, keep, time_of=_time)
+    return drop_near_duplicates(hits, _body, lambda h: h.chunk_id, None, keep, time_of=_time)
 
 
 def _time(hit: Hit) -> str:
