@@ -70,10 +70,10 @@ def rrf_fusion(conn: apsw.Connection, query: str, keyword: list[tuple[str, float
 def _expansion(order: str, weight: float) -> Expand:
     from causantic.retrieval.expand import expand
 
-    def run(conn: apsw.Connection, hits: list[Hit], project: str | None) -> list[Hit]:
+    def siblings(conn: apsw.Connection, hits: list[Hit], project: str | None) -> list[Hit]:
         return expand(conn, hits, project=project, order=order, weight=weight)
 
-    return run
+    return siblings
 
 
 def search(store: Store, query: str, *, fusion: str = "score", order: str = "centroid",
@@ -97,11 +97,11 @@ def search(store: Store, query: str, *, fusion: str = "score", order: str = "cen
 
 
 def _walker(direction: str) -> Callable[..., ChainResult]:
-    def run(store: Store, query: str, *, search_mode: str = "hybrid",
-            **options: Any) -> ChainResult:
+    def seeded(store: Store, query: str, *, search_mode: str = "hybrid",
+               **options: Any) -> ChainResult:
         return walk_seeded(store, query, direction, search_mode, **options)
 
-    return run
+    return seeded
 
 
 #: `chains.recall` / `chains.predict` with seeds from ``search_mode`` (keyword, vector, hybrid).
