@@ -200,8 +200,9 @@ System = Callable[[Question], Answer]
 
 
 def causantic_systems(store: Any, names: Sequence[str] | None = None) -> dict[str, System]:
-    """search/recall/predict/reconstruct in every mode, as the CLI runs them."""
-    from causantic.retrieval import chains
+    """search/recall/predict/reconstruct in every mode, as the CLI runs them (recall and
+    predict seeded from search in that mode: `bench.variants`)."""
+    from bench import variants
     from causantic.retrieval.reconstruct import reconstruct
     from causantic.retrieval.search import search
 
@@ -241,8 +242,8 @@ def causantic_systems(store: Any, names: Sequence[str] | None = None) -> dict[st
     systems: dict[str, System] = {}
     for mode in MODES:
         systems[f"search/{mode}"] = searcher(mode)
-        systems[f"recall/{mode}"] = walker(chains.recall, mode)
-        systems[f"predict/{mode}"] = walker(chains.predict, mode)
+        systems[f"recall/{mode}"] = walker(variants.recall, mode)
+        systems[f"predict/{mode}"] = walker(variants.predict, mode)
         systems[f"reconstruct/{mode}"] = reconstructor(mode)
     order = [f"{c}/{m}" for c in COMMANDS for m in MODES]
     return {n: systems[n] for n in order if names is None or n in names}
@@ -458,7 +459,7 @@ def locomo_slice(halves: Sequence[str] = HALVES, tiny: bool = False,
     session_of_dia = {f"{c.id}/{t.dia_id}": locomo.session_uuid(c.id, n)
                       for c in convs for n, ts in c.sessions for t in ts}
     baselines = locomo.TurnBaselines([c for c in convs if c.id in keep])
-    from causantic.retrieval import chains
+    from bench import variants
     from causantic.retrieval.search import search
     from causantic.store import open_store
 
@@ -472,7 +473,7 @@ def locomo_slice(halves: Sequence[str] = HALVES, tiny: bool = False,
                     shown = search(store, q.question, project=q.conv, max_tokens=LOCOMO_BUDGET,
                                    mode=mode)
                 else:
-                    fn = chains.recall if kind == "recall" else chains.predict
+                    fn = variants.recall if kind == "recall" else variants.predict
                     shown = fn(store, q.question, project=q.conv, max_tokens=LOCOMO_BUDGET,
                                search_mode=mode)
                 dias = [d for h in shown.results for d in db.chunk_dias.get(h.chunk_id, ())]

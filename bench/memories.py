@@ -138,7 +138,8 @@ def _evaluate(store: Any, queries: list[dict[str, Any]], ids: dict[str, str], we
 
 
 def ranking(db: Path, tiny: bool) -> dict[str, Any]:
-    from causantic.memory.rank import DEFAULT, RELEVANCE_ONLY, Weights
+    from bench.variants import RELEVANCE_ONLY
+    from causantic.memory.rank import DEFAULT, Weights
     from causantic.store import open_store
 
     ids, queries = _load_ranking_set(db, tiny)
@@ -184,7 +185,8 @@ def with_distractors(db: Path, ids: dict[str, str], grid: list[dict[str, Any]],
     """The same queries once the automatic observations of the transcripts are stored too
     (a realistic crowd; `also_auto` names the automatic ones that answer as well). Adds the
     with-automatic MRR to every grid row and sorts the grid by the mean of both MRRs."""
-    from causantic.memory.rank import DEFAULT, RELEVANCE_ONLY, Weights
+    from bench.variants import RELEVANCE_ONLY
+    from causantic.memory.rank import DEFAULT, Weights
     from causantic.store import open_store
 
     queries = [q for q in json.loads(RANKING_FILE.read_text())["queries"]

@@ -40,7 +40,8 @@ from bench.common import REPO_ROOT, TRANSCRIPTS_DIR, cli_main, print_table, writ
 
 QUERIES_FILE = REPO_ROOT / "bench" / "queries" / "coding.json"
 #: What each causantic row runs: (row name, search mode, hybrid fusion). "hybrid-rrf" is the
-#: Reciprocal Rank Fusion hybrid search used before (`search(fusion="rrf")`), for comparison.
+#: Reciprocal Rank Fusion hybrid search used before (`bench.variants.search(fusion="rrf")`),
+#: for comparison.
 SYSTEMS = (("keyword", "keyword", "score"), ("vector", "vector", "score"),
            ("hybrid", "hybrid", "score"), ("hybrid-rrf", "hybrid", "rrf"))
 BASELINES = ("bm25-turns", "minilm-turns")
@@ -128,7 +129,7 @@ def summarize(ranks: Sequence[int | None]) -> dict[str, float]:
 def evaluate(db: Path, queries: Sequence[dict[str, Any]], *, baselines: bool = True,
              cache_dir: Path | None = None) -> dict[str, Any]:
     """Run every query through every system; per-query ranks plus per system/style summaries."""
-    from causantic.retrieval.search import search
+    from bench.variants import search
     from causantic.store import open_store
 
     systems: dict[str, Callable[[str], list[str]]] = {}
@@ -192,9 +193,9 @@ def self_retrieval(db: Path, seeds: Sequence[int] = SELF_SEEDS,
 
     import apsw
 
+    from bench.variants import search
     from causantic.retrieval.fts import STOP_WORDS
     from causantic.retrieval.fusion import NEAR_DUP_COSINE
-    from causantic.retrieval.search import search
     from causantic.retrieval.vector import chunk_vectors
     from causantic.store import open_store
 

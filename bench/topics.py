@@ -169,8 +169,7 @@ def holdout(db: Path, thresholds: Sequence[float] = THRESHOLDS) -> list[dict[str
 def coding_queries(db: Path, tiny: bool) -> list[dict[str, Any]]:
     """hit@1 / hit@5 / MRR per style, hybrid without and with each expansion variant."""
     from bench.search_quality import STYLES, _rank_of_hit, load_queries, summarize
-    from causantic.retrieval import expand
-    from causantic.retrieval.search import search
+    from bench.variants import search
     from causantic.store import open_store
 
     queries = load_queries()
@@ -180,25 +179,20 @@ def coding_queries(db: Path, tiny: bool) -> list[dict[str, Any]]:
     systems += [(f"+ cluster: {label}", True, order, w) for label, order, w in
                 (VARIANTS[:1] if tiny else VARIANTS)]
     rows = []
-    saved = (expand.ORDER, expand.WEIGHT)
-    try:
-        with open_store(db, readonly=True) as store:
-            for name, on, order, weight in systems:
-                expand.ORDER, expand.WEIGHT = order, weight
-                ranks, shown = [], 0
-                for q in queries:
-                    result = search(store, q["query"], limit=10, max_tokens=10**6, mode="hybrid",
-                                    cluster_expansion=on)
-                    shown += sum("cluster" in h.sources for h in result.results)
-                    ranks.append((q["style"], _rank_of_hit([h.session_id for h in result.results],
-                                                           q["sessions"])))
-                for style in (*STYLES, "all"):
-                    s = summarize([r for st, r in ranks if style in ("all", st)])
-                    rows.append({"system": name, "style": style, "queries": s["n"],
-                                 "hit@1": s["hit@1"], "hit@5": s["hit@5"], "MRR": s["mrr"],
-                                 "cluster results": shown if style == "all" else ""})
-    finally:
-        expand.ORDER, expand.WEIGHT = saved
+    with open_store(db, readonly=True) as store:
+        for name, on, order, weight in systems:
+            ranks, shown = [], 0
+            for q in queries:
+                result = search(store, q["query"], limit=10, max_tokens=10**6, mode="hybrid",
+                                cluster_expansion=on, order=order, weight=weight)
+                shown += sum("cluster" in h.sources for h in result.results)
+                ranks.append((q["style"], _rank_of_hit([h.session_id for h in result.results],
+                                                       q["sessions"])))
+            for style in (*STYLES, "all"):
+                s = summarize([r for st, r in ranks if style in ("all", st)])
+                rows.append({"system": name, "style": style, "queries": s["n"],
+                             "hit@1": s["hit@1"], "hit@5": s["hit@5"], "MRR": s["mrr"],
+                             "cluster results": shown if style == "all" else ""})
     return rows
 
 

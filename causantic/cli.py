@@ -299,7 +299,7 @@ def cmd_doctor(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_benchmark(args: argparse.Namespace, settings: Settings) -> int:
-    from causantic.benchmark import run_benchmark
+    from causantic.scorecard import run_benchmark
     from causantic.store import open_store
 
     with open_store(settings.db_path, readonly=True) as store:

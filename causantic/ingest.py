@@ -158,20 +158,6 @@ def _with_sub_agents_after_parents(found: list[TranscriptFile]) -> list[Transcri
     return out + rest
 
 
-def ingest_file(
-    store: Store,
-    tf: TranscriptFile,
-    redact: Redact,
-    report: IngestReport,
-    *,
-    max_tokens: int = DEFAULT_MAX_TOKENS,
-) -> None:
-    """Ingest one transcript file incrementally (see the module docstring)."""
-    item = _read_or_report(store, tf, redact, report, max_tokens, None)
-    if item is not None:
-        _commit(store, [item], redact, report, max_tokens, None)
-
-
 @dataclass
 class _Read:
     """One file read and chunked, waiting to be written."""

@@ -9,8 +9,8 @@ from pathlib import Path
 import apsw
 import pytest
 
-from causantic.benchmark import QUICK_CHAIN_QUERIES, QUICK_SAMPLES, WEIGHTS
 from causantic.cli import main
+from causantic.scorecard import QUICK_CHAIN_QUERIES, QUICK_SAMPLES, WEIGHTS
 
 from .conftest import SAMPLES
 

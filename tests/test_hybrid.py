@@ -193,7 +193,7 @@ def test_hybrid_finds_every_chunk_its_rarest_words_find_by_keyword(subset_db: Pa
     # words (top 5) and by mid-frequency words (top 10). Rank fusion lost 7 of 40 (and 4
     # of 40) that keyword search alone found: a keyword-only first hit scored below chunks
     # that both lists ranked ~10th.
-    from causantic.benchmark import SEED, self_retrieval
+    from causantic.scorecard import SEED, self_retrieval
 
     with open_store(subset_db, readonly=True) as store:
         summary, _, _ = self_retrieval(store, 40, SEED, quick=True)
@@ -268,19 +268,41 @@ def test_near_duplicate_text_is_one_sided():
 
 
 def test_rank_fusion_is_kept_for_comparison(subset_db: Path):
-    """`search(fusion="rrf")` runs the Reciprocal Rank Fusion hybrid used before (k = 60)."""
+    """`bench.variants.search(fusion="rrf")` runs the Reciprocal Rank Fusion hybrid used
+    before (k = 60), through the seam `search.search_with`; the product has no such option."""
+    from bench import variants
     from causantic.errors import UsageError
 
-    fused = fusion.rrf([("keyword", ["a", "b", "c"]), ("vector", ["c", "d"])])
+    fused = variants.rrf([("keyword", ["a", "b", "c"]), ("vector", ["c", "d"])])
     assert [c for c, _, _ in fused] == ["c", "a", "b", "d"]
     assert fused[0][1] == pytest.approx(1 / 63 + 1 / 61)
     assert fused[0][2] == ("keyword", "vector")
     with open_store(subset_db, readonly=True) as store:
         query = _subset_queries(subset_db)[0]["query"]
-        rrf = search(store, query, limit=5, fusion="rrf")
+        rrf = variants.search(store, query, limit=5, fusion="rrf")
         score = search(store, query, limit=5)
         assert rrf.notice is None and rrf.results
         assert {s for h in rrf.results for s in h.sources} <= {"keyword", "vector"}
         assert [h.score for h in rrf.results] != [h.score for h in score.results]
         with pytest.raises(UsageError, match="unknown fusion"):
-            search(store, query, fusion="borda")
+            variants.search(store, query, fusion="borda")
+
+
+def test_the_product_surface_holds_no_experiment_knob(subset_db: Path):
+    """Fusion variants and recall/predict seedings are reached only through the seams
+    `search.search_with` / `chains.walk_seeded` (bench/variants.py): the functions the CLI,
+    MCP tools and hooks call take no such argument, and `search` is `search_with(PRODUCT)`."""
+    import inspect
+
+    from causantic.retrieval import chains
+    from causantic.retrieval.search import PRODUCT, search_with
+
+    knobs = {"fusion", "search_mode", "seed_mode", "seeds", "scorer", "steps", "order", "weight"}
+    for fn in (search, chains.recall, chains.predict, chains.walk):
+        assert not knobs & set(inspect.signature(fn).parameters), fn.__name__
+    with open_store(subset_db, readonly=True) as store:
+        query = _subset_queries(subset_db)[0]["query"]
+        product = search(store, query, limit=5)
+        seam = search_with(PRODUCT, store, query, limit=5)
+        assert [(h.chunk_id, h.score) for h in product.results] == [
+            (h.chunk_id, h.score) for h in seam.results]

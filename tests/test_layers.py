@@ -31,7 +31,7 @@ LAYERS: dict[str, int] = {
     "claude": FRONT, "dashboard": FRONT,
     "retrieval": APP, "ingest": APP, "pipeline": APP, "chunking": APP, "scrub": APP,
     "linking": APP, "session_state": APP, "memory": APP, "lessons": APP, "topics": APP,
-    "transfer": APP, "forget": APP, "rescan": APP, "embedding": APP, "benchmark": APP,
+    "transfer": APP, "forget": APP, "rescan": APP, "embedding": APP, "scorecard": APP,
     "store": STORE,
     "": LEAF, "errors": LEAF, "records": LEAF, "tokens": LEAF, "markers": LEAF,
     "wording": LEAF, "timestamps": LEAF, "progress": LEAF, "fsutil": LEAF, "config": LEAF, "redact": LEAF,

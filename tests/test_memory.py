@@ -225,6 +225,8 @@ def test_search_and_recall_show_matching_memories_marked_memory(shared_db_copy: 
 def test_three_factor_ranking_prefers_important_recent_memories(tmp_path: Path):
     """Relevance-only ties go to the higher-importance, more recent memory with the defaults;
     each factor is min-max normalised, so equal factors change nothing."""
+    from bench.variants import RELEVANCE_ONLY
+
     old = "2026-01-01T00:00:00.000Z"
     new = "2026-03-01T00:00:00.000Z"
 
@@ -238,7 +240,7 @@ def test_three_factor_ranking_prefers_important_recent_memories(tmp_path: Path):
              rank.Candidate(row(2, 9, new), 0.8, 9, rank.recency(row(2, 9, new), weights, starts))]
     assert [c.memory.id for c in rank.rank(cands)] == ["mem_2", "mem_1"]
     assert cands[0].recency < cands[1].recency == 0.5 ** (1 / 10)
-    only = rank.rank(cands, rank.RELEVANCE_ONLY)
+    only = rank.rank(cands, RELEVANCE_ONLY)
     assert only[0].score == only[1].score == 0.0
     wall = rank.Weights(clock="wall")
     assert rank.recency(row(1, 5, new), wall, [],

@@ -16,7 +16,6 @@ MOVING = "moving in i14-store-app"
 
 #: Modules outside store/ allowed to run SQL themselves, each with the reason.
 ALLOW: dict[str, str] = {
-    "benchmark": "moving in i14-experiments (benchmark.py vs bench/)",
 }
 
 

@@ -357,18 +357,3 @@ def _indent_of(text: str) -> int:
         if stripped and len(line) != len(stripped):
             return len(line) - len(stripped)
     return 2
-
-
-def installed_command(settings: Settings) -> str | None:
-    """The SessionStart command causantic installed, if any (for doctor)."""
-    try:
-        _, data = _load(settings_path(settings))
-    except CausanticError:
-        return None
-    for group in (data.get("hooks") or {}).get("SessionStart") or []:
-        if isinstance(group, dict):
-            for h in group.get("hooks") or []:
-                if isinstance(h, dict) and is_ours(h.get("command")):
-                    return str(h["command"])
-    return None
-

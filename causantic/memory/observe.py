@@ -20,7 +20,6 @@ Invariants:
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
@@ -326,11 +325,3 @@ def forget_auto_for_chunks(conn: apsw.Connection, chunk_ids: Sequence[str]) -> i
 
 def _first(text: str, width: int = 90) -> str:
     return clip(text.strip().splitlines()[0] if text.strip() else "", width)
-
-
-def meta_of(m: sql.MemoryRow) -> dict[str, object]:
-    try:
-        value = json.loads(m.meta)
-    except ValueError:
-        return {}
-    return value if isinstance(value, dict) else {}

@@ -49,7 +49,6 @@ class Weights(Record):
                    half_life_sessions=half_life_sessions, half_life_days=half_life_days)
 
 
-RELEVANCE_ONLY = Weights(1.0, 0.0, 0.0)
 DEFAULT = Weights()
 
 

@@ -228,8 +228,7 @@ def with_conclusion(shown: str, last_chunk: str, terms: Sequence[str],
 
 
 def units(conn: apsw.Connection, hits: Sequence[Hit], query: str,
-          limit: int | None = None, seen: set[tuple[str, str, int]] | None = None,
-          ) -> list[tuple[Hit, str]]:
+          seen: set[tuple[str, str, int]] | None = None) -> list[tuple[Hit, str]]:
     """Each hit with its answer unit's text (module docstring), in rank order.
 
     ``seen`` holds the turns already shown in full (updated): pass the same set when
@@ -238,7 +237,6 @@ def units(conn: apsw.Connection, hits: Sequence[Hit], query: str,
     where = positions(conn, [h.chunk_id for h in hits])
     by_turn = turns(conn, [where[h.chunk_id][:3] for h in hits if h.chunk_id in where])
     terms = terms_of(query)
-    limit = limit or UNIT_CHARS
     seen = set() if seen is None else seen
     out = []
     for h in hits:
@@ -251,6 +249,6 @@ def units(conn: apsw.Connection, hits: Sequence[Hit], query: str,
             out.append((h, compact(h.text, terms)))
             continue
         seen.add(key)
-        out.append((h, extract(by_turn.get(key, []), h.chunk_id, terms, limit)
+        out.append((h, extract(by_turn.get(key, []), h.chunk_id, terms, UNIT_CHARS)
                     or compact(h.text, terms)))
     return out

@@ -2,7 +2,7 @@
 
 How an answer is built:
 
-1. **Seeds**: the top `seeds` (default 5) chunks `search` finds for the query (hybrid; it
+1. **Seeds**: the top `DEFAULT_SEEDS` (5) chunks `search` finds for the query (hybrid; it
    degrades to keywords with a notice when vectors are unavailable).
 2. **Explore**: from every seed, follow edges backward (recall: what led here) or forward
    (predict: what came next): `next`, `brief`/`debrief` (sub-agents) and `continues`
@@ -131,8 +131,6 @@ def recall(
     limit: int | None = None,
     max_tokens: int = ANSWER_TOKENS,
     max_chars: int | None = None,
-    seeds: int = DEFAULT_SEEDS,
-    search_mode: str = "hybrid",
 ) -> Answer:
     """How did we get here: the chain of chunks that led to what the query finds, oldest first.
 
@@ -146,15 +144,13 @@ def recall(
         DEFAULT_LIMIT, which the budget usually cuts first.
     max_tokens : answer budget in approximate tokens, headers included.
     max_chars : an optional hard cap on the answer's characters (for hooks).
-    seeds : how many top search results to walk from.
-    search_mode : the search mode used for seeds (hybrid degrades to keyword by itself).
 
     Raises
     ------
     UsageError : no project is called `project` (`projects.resolve_project`).
     """
     return walk(store, query, BACKWARD, project=project, limit=limit, max_tokens=max_tokens,
-                max_chars=max_chars, seeds=seeds, search_mode=search_mode)
+                max_chars=max_chars)
 
 
 def predict(
@@ -165,15 +161,13 @@ def predict(
     limit: int | None = None,
     max_tokens: int = ANSWER_TOKENS,
     max_chars: int | None = None,
-    seeds: int = DEFAULT_SEEDS,
-    search_mode: str = "hybrid",
 ) -> Answer:
     """What came next: the chain of chunks that followed what the query finds, oldest first.
 
     Parameters are those of `recall`.
     """
     return walk(store, query, FORWARD, project=project, limit=limit, max_tokens=max_tokens,
-                max_chars=max_chars, seeds=seeds, search_mode=search_mode)
+                max_chars=max_chars)
 
 
 def walk(
@@ -185,14 +179,27 @@ def walk(
     limit: int | None = None,
     max_tokens: int = ANSWER_TOKENS,
     max_chars: int | None = None,
-    seeds: int = DEFAULT_SEEDS,
-    search_mode: str = "hybrid",
-    scorer: Scorer | None = None,
 ) -> Answer:
-    """Seeds from search, then the best chain in `direction` (see the module docstring).
+    """Seeds from hybrid search, then the best chain in `direction` (see the module docstring)."""
+    return walk_seeded(store, query, direction, "hybrid", project=project, limit=limit,
+                       max_tokens=max_tokens, max_chars=max_chars)
 
-    `scorer(conn, query, {chunk_id: text}) -> {chunk_id: score in [0, 1]}` overrides how
-    steps are scored (default: `default_scorer`).
+
+def walk_seeded(
+    store: Store,
+    query: str,
+    direction: str,
+    seed_mode: str,
+    *,
+    project: str | None = None,
+    limit: int | None = None,
+    max_tokens: int = 4000,
+    max_chars: int | None = None,
+) -> Answer:
+    """`walk` with its seeds from search in ``seed_mode`` (keyword, vector or hybrid).
+
+    The seam `bench/variants.py` uses to compare seedings; the product seeds from hybrid
+    search (which degrades to keywords by itself).
     """
     from causantic.retrieval.search import search
 
@@ -201,8 +208,8 @@ def walk(
     started = time.perf_counter()
     limit = limit or DEFAULT_LIMIT
     project = resolve_project(store.conn, project)
-    found = search(store, query, project=project, limit=max(seeds, limit),
-                   max_tokens=1_000_000, mode=search_mode, answers=False)
+    found = search(store, query, project=project, limit=max(DEFAULT_SEEDS, limit),
+                   max_tokens=1_000_000, mode=seed_mode, answers=False)
     notice = found.notice
     if not found.results:
         text = f'No relevant memory found for "{render.quote_query(query)}".'
@@ -210,11 +217,11 @@ def walk(
             text = f"{notice}\n{text}"
         return _result(query, "fallback", direction, [], text, started, notice,
                        cap=char_limit(max_tokens, max_chars))
-    seed_hits = found.results[:seeds]
+    seed_hits = found.results[:DEFAULT_SEEDS]
     budget = max_tokens if max_chars is None else min(max_tokens, tokens_for_chars(max_chars))
     graph = _Graph(store.conn, backward=direction == BACKWARD)
     _explore(graph, [h.chunk_id for h in seed_hits], depth=limit)
-    scores = (scorer or default_scorer(store))(
+    scores = default_scorer(store)(
         store.conn, query, {cid: n.text for cid, n in graph.nodes.items()}
     )
     best: dict[tuple[str, ...], _Candidate] = {}
@@ -234,7 +241,7 @@ def walk(
             alone = _Candidate((first,), (scores.get(first, 0.0),), 0.0, 0)
             best[alone.ids] = alone
         chosen = _through_best_match(list(best.values()))
-        after, scores_after = _resolution(store, query, chosen.ids[0], limit, budget, scorer)
+        after, scores_after = _resolution(store, query, chosen.ids[0], limit, budget)
         if len(chosen.ids) + len(after) < 2:
             del best[chosen.ids]
     if not best:
@@ -243,7 +250,7 @@ def walk(
                          notice, started, too_small=linked)
     chosen = _through_best_match(list(best.values()))
     if direction == BACKWARD and not after:
-        after, scores_after = _resolution(store, query, chosen.ids[0], limit, budget, scorer)
+        after, scores_after = _resolution(store, query, chosen.ids[0], limit, budget)
     seed_ids = {h.chunk_id for h in seed_hits}
     sources = {h.chunk_id: h.sources for h in seed_hits}
 
@@ -270,13 +277,13 @@ def walk(
                    cap=char_limit(max_tokens, max_chars), others=others)
 
 
-def _resolution(store: Store, query: str, seed: str, limit: int, budget: int,
-                scorer: Scorer | None) -> tuple[tuple[str, ...], dict[str, float]]:
+def _resolution(store: Store, query: str, seed: str, limit: int, budget: int
+                ) -> tuple[tuple[str, ...], dict[str, float]]:
     """What followed a recall's match: its best forward path without the seed, and the
     step scores."""
     graph = _Graph(store.conn, backward=False)
     _explore(graph, [seed], depth=limit)
-    scores = (scorer or default_scorer(store))(
+    scores = default_scorer(store)(
         store.conn, query, {cid: n.text for cid, n in graph.nodes.items()}
     )
     cands = _candidates(graph, scores, seed, 0, limit, int(budget / COMPACT_SHARE))

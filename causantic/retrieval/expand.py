@@ -31,9 +31,6 @@ SIBLINGS = 5
 #: Members read per topic when ordering siblings by closeness to the hit.
 HIT_POOL = 100
 ORDERS = ("centroid", "hit")
-#: What search uses (bench/topics.py compares the alternatives).
-ORDER = "centroid"
-WEIGHT = 1.0
 
 
 def expand(
@@ -43,8 +40,8 @@ def expand(
     project: str | None = None,
     topics: int = TOPICS,
     siblings: int = SIBLINGS,
-    order: str | None = None,
-    weight: float | None = None,
+    order: str = "centroid",
+    weight: float = 1.0,
 ) -> list[Hit]:
     """The candidates plus the siblings of the best ones, by score (stable: siblings tie after).
 
@@ -53,12 +50,10 @@ def expand(
     hits : fused candidates, best first
     project : only siblings of this project
     topics, siblings : distinct topics expanded, and siblings added per topic
-    order : "centroid" (nearest the topic centroid first) or "hit" (nearest the hit first);
-        default ``ORDER``
-    weight : scale of a sibling's score relative to its hit's; default ``WEIGHT``
+    order : "centroid" (nearest the topic centroid first; what search uses) or "hit"
+        (nearest the hit first; bench/topics.py compares them through `bench.variants`)
+    weight : scale of a sibling's score relative to its hit's (search: 1)
     """
-    order = ORDER if order is None else order
-    weight = WEIGHT if weight is None else weight
     if order not in ORDERS:
         raise UsageError(f"unknown sibling order {order!r}; use one of {', '.join(ORDERS)}")
     if not hits or topics < 1 or siblings < 1 or not topic_store.ready(conn):

@@ -41,7 +41,6 @@ from typing import TYPE_CHECKING, TypeVar
 if TYPE_CHECKING:
     import numpy as np
 
-RRF_K = 60
 MMR_LAMBDA = 0.7
 #: Each ranked list feeds `fuse` with this many candidates per wanted result (at least 30).
 DEPTH_PER_RESULT = 3
@@ -103,11 +102,6 @@ def _shingles(words: list[str], n: int = SHINGLE_WORDS) -> frozenset[int]:
     if len(words) < n:
         return frozenset([hash(tuple(words))]) if words else frozenset()
     return frozenset(map(hash, zip(*(words[i:] for i in range(n)))))
-
-
-def fingerprint(text: str) -> str:
-    """A hash of the words of a text, whatever its punctuation, case or spacing."""
-    return _fingerprint(_WORD_RE.findall(text.lower()))
 
 
 def _fingerprint(words: list[str]) -> str:
@@ -297,25 +291,6 @@ def keyword_weight(top_bm25: float, query_idf: float) -> float:
         return KEYWORD_WEIGHT_LOW
     t = (top_bm25 / query_idf - CONFIDENCE_LOW) / (CONFIDENCE_HIGH - CONFIDENCE_LOW)
     return KEYWORD_WEIGHT_LOW + min(1.0, max(0.0, t)) * (KEYWORD_WEIGHT_HIGH - KEYWORD_WEIGHT_LOW)
-
-
-def rrf(
-    lists: Sequence[tuple[str, Sequence[str]]], k: int = RRF_K
-) -> list[tuple[str, float, tuple[str, ...]]]:
-    """Reciprocal Rank Fusion: [(source, ids best first), ...] -> [(id, score, sources)].
-
-    A chunk at 1-based rank r of a list gains ``1 / (k + r)``. Kept as `search(fusion="rrf")`
-    for comparison: it lets chunks ranked ~10th by both lists outrank one list's first hit
-    (see the module docstring and `bench.search_quality`). Ties keep first appearance.
-    """
-    scores: dict[str, float] = {}
-    sources: dict[str, list[str]] = {}
-    for source, ids in lists:
-        for rank, cid in enumerate(dict.fromkeys(ids), start=1):
-            scores[cid] = scores.get(cid, 0.0) + 1.0 / (k + rank)
-            sources.setdefault(cid, []).append(source)
-    order = sorted(scores, key=lambda c: -scores[c])  # stable: first appearance breaks ties
-    return [(cid, scores[cid], tuple(sources[cid])) for cid in order]
 
 
 def fuse(

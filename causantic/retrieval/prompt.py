@@ -40,7 +40,6 @@ class PromptRecall:
 
     text: str
     matches: int
-    best_coverage: float
 
 
 def prompt_recall(
@@ -60,7 +59,6 @@ def prompt_recall(
     hits = keyword_search(conn, prompt, project=project, limit=CANDIDATES * 2)
     coverage = term_coverage(conn, prompt, [h.rowid for h in hits])
     need = 1 if len(query_terms(prompt)[:MAX_TERMS]) == 1 else 2
-    best = max((c for c, _, _ in coverage.values()), default=0.0)
     scored = [
         (h.chunk_id, share, ("keyword",))
         for h in hits
@@ -71,7 +69,7 @@ def prompt_recall(
     loaded.sort(key=lambda h: -h.score)
     chosen = dedupe(loaded, keep=MAX_SHOWN)
     if not chosen:
-        return PromptRecall("", 0, best)
+        return PromptRecall("", 0)
     title = "Possibly relevant memory from earlier sessions (keyword match; verify before relying on it):"
     items, used = render.fit(
         [(render.header(h) + f" · {h.score:.0%} of the prompt's terms", h.text) for h in chosen],
@@ -80,8 +78,8 @@ def prompt_recall(
         min_tokens=30,
     )
     if not items:
-        return PromptRecall("", 0, best)
-    return PromptRecall(f"{title}\n\n{render.join(items)}", used, best)
+        return PromptRecall("", 0)
+    return PromptRecall(f"{title}\n\n{render.join(items)}", used)
 
 
 def term_coverage(

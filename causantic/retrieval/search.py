@@ -20,11 +20,9 @@ This module imports no numpy or onnxruntime: the vector code is imported only fo
 
 from __future__ import annotations
 
-import hashlib
-import re
 import time
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Callable
+from dataclasses import dataclass
 
 import apsw
 
@@ -39,7 +37,6 @@ from causantic.store.hits import load_hits  # re-exported
 from causantic.tokens import approx_tokens, char_limit
 
 MODES = ("keyword", "vector", "hybrid")
-FUSIONS = ("score", "rrf")
 #: Most results when no limit is given: as many answers as the token budget holds.
 FILL = 20
 
@@ -54,23 +51,78 @@ def search(
     mode: str = "hybrid",
     max_chars: int | None = None,
     cluster_expansion: bool = False,
-    fusion: str = "score",
     answers: bool = True,
 ) -> Answer:
     """Find past work on a topic; see the module docstring.
 
     ``cluster_expansion`` (hybrid mode only) adds the topic siblings of the best candidates
-    before MMR (`causantic.retrieval.expand`). ``fusion`` (hybrid mode): ``"score"`` (the
-    default, `fusion.fuse`) or ``"rrf"`` (Reciprocal Rank Fusion, k = 60, kept for comparison).
+    before MMR (`causantic.retrieval.expand`).
     ``limit``: most results; None shows as many as ``max_tokens`` holds (at most FILL).
     ``answers``: show each hit as its answer unit (`causantic.retrieval.answer`; the default)
     rather than its stored chunk text.
 
     Raises
     ------
-    UsageError : ``mode`` is not one of MODES, ``fusion`` not one of FUSIONS, or no project
-        is called ``project`` (a name, a worktree folder or a path: `projects.resolve_project`).
+    UsageError : ``mode`` is not one of MODES, or no project is called ``project`` (a name,
+        a worktree folder or a path: `projects.resolve_project`).
     """
+    return search_with(PRODUCT, store, query, project=project, limit=limit,
+                       max_tokens=max_tokens, mode=mode, max_chars=max_chars,
+                       cluster_expansion=cluster_expansion, answers=answers)
+
+
+#: Hybrid mode's fusion: (connection, query, keyword [(id, BM25)], vector [(id, cosine)],
+#: thin chunk ids), each list best first -> [(id, score, sources)] best first.
+Fuse = Callable[[apsw.Connection, str, list[tuple[str, float]], list[tuple[str, float]],
+                 set[str]], list[tuple[str, float, tuple[str, ...]]]]
+#: Cluster expansion: (connection, hits best first, project) -> hits with topic siblings.
+Expand = Callable[[apsw.Connection, list[Hit], str | None], list[Hit]]
+
+
+def score_fusion(conn: apsw.Connection, query: str, keyword: list[tuple[str, float]],
+                 vector: list[tuple[str, float]], thin: set[str]
+                 ) -> list[tuple[str, float, tuple[str, ...]]]:
+    """The product's fusion: `fusion.fuse` with the keyword weight `fts.query_idf` and
+    `fusion.keyword_weight` give this query."""
+    from causantic.retrieval import fusion
+
+    weight = fusion.keyword_weight(keyword[0][1], query_idf(conn, query)) if keyword else 0.0
+    return fusion.fuse(keyword, vector, thin, weight)
+
+
+def sibling_expansion(conn: apsw.Connection, hits: list[Hit], project: str | None) -> list[Hit]:
+    """The product's cluster expansion (`expand.expand` with its defaults)."""
+    from causantic.retrieval.expand import expand
+
+    return expand(conn, hits, project=project)
+
+
+@dataclass(frozen=True)
+class Steps:
+    """The hybrid steps an experiment may swap; the product always uses `PRODUCT`."""
+
+    fuse: Fuse = score_fusion
+    expand: Expand = sibling_expansion
+
+
+PRODUCT = Steps()
+
+
+def search_with(
+    steps: Steps,
+    store: Store,
+    query: str,
+    *,
+    project: str | None = None,
+    limit: int | None = None,
+    max_tokens: int = 4000,
+    mode: str = "hybrid",
+    max_chars: int | None = None,
+    cluster_expansion: bool = False,
+    answers: bool = True,
+) -> Answer:
+    """`search` with other hybrid ``steps`` (a fusion, a sibling expansion): the seam
+    `bench/variants.py` uses to compare variants. The CLI, MCP and hooks call `search`."""
     started = time.perf_counter()
     # Without a limit the budget decides how many results are shown; candidate pools are
     # sized as for 10 results (a 4,000-token answer shows 5-8 answer units), which keeps
@@ -80,8 +132,6 @@ def search(
     render_as = (store.conn, query) if answers else None
     if mode not in MODES:
         raise UsageError(f"unknown search mode {mode!r}; use one of {', '.join(MODES)}")
-    if fusion not in FUSIONS:
-        raise UsageError(f"unknown fusion {fusion!r}; use one of {', '.join(FUSIONS)}")
     project = resolve_project(store.conn, project)
     pool = max(50, reach * 5)
     # Keyword-only answers need just enough spare candidates to replace duplicates;
@@ -102,8 +152,8 @@ def search(
     if notice is None:
         try:
             return _with_vectors(store, query, keyword, project, limit, mode,
-                                 max_tokens, max_chars, started, cluster_expansion, fusion,
-                                 answers, reach)
+                                 max_tokens, max_chars, started, steps,
+                                 cluster_expansion, answers, reach)
         except VectorsUnavailable as exc:
             notice = str(exc)
     if mode == "vector":
@@ -126,21 +176,20 @@ def _with_vectors(
     max_tokens: int,
     max_chars: int | None,
     started: float,
-    cluster_expansion: bool = False,
-    method: str = "score",
-    answers: bool = True,
-    reach: int | None = None,
+    steps: Steps,
+    cluster_expansion: bool,
+    answers: bool,
+    reach: int,
 ) -> Answer:
     """The vector and hybrid modes (numpy imported here); raises VectorsUnavailable.
 
     Each list offers its best ``fusion.depth(limit)`` chunks (deeper tails only add chunks
-    that both lists rank poorly); `fusion.fuse` combines their scores with the keyword
-    weight that `fts.query_idf` and `fusion.keyword_weight` give this query.
+    that both lists rank poorly); ``steps.fuse`` combines them (the product: `score_fusion`).
     """
     from causantic.retrieval import fusion
     from causantic.retrieval.vector import chunk_vectors, vector_search
 
-    depth = fusion.depth(reach or limit)
+    depth = fusion.depth(reach)
     found = vector_search(store, query, project=project, limit=depth)
     if mode == "vector":
         ranked = [(cid, score, ("vector",)) for cid, score in found.hits]
@@ -152,21 +201,12 @@ def _with_vectors(
                                       dict.fromkeys([c for c, _ in kw] + [c for c, _ in found.hits])])
         by_id = {h.chunk_id: h for h in pool}
         thin = {h.chunk_id for h in pool if fusion.is_thin(h.text)}
-        if method == "rrf":
-            fused = fusion.rrf([("keyword", [c for c, _ in kw]),
-                                ("vector", [c for c, _ in found.hits])])
-            fused = [(c, s * (fusion.THIN_FACTOR if c in thin else 1.0), src)
-                     for c, s, src in fused]
-        else:
-            weight = fusion.keyword_weight(kw[0][1], query_idf(store.conn, query)) if kw else 0.0
-            fused = fusion.fuse(kw, found.hits, thin, weight)
+        fused = steps.fuse(store.conn, query, kw, list(found.hits), thin)
         hits = [by_id[cid].replace(score=score, sources=sources)
                 for cid, score, sources in fused if cid in by_id]
     hits.sort(key=lambda h: -h.score)  # stable: ties keep the fused order
     if cluster_expansion and mode == "hybrid":
-        from causantic.retrieval.expand import expand
-
-        hits = expand(store.conn, hits, project=project)
+        hits = steps.expand(store.conn, hits, project)
     vectors = chunk_vectors(store.conn, [h.chunk_id for h in hits])
     chosen = fusion.select(hits, limit, id_of=lambda h: h.chunk_id, score_of=lambda h: h.score,
                            text_of=_body, vectors=vectors, time_of=_time)
@@ -232,27 +272,16 @@ def _as_units(conn: apsw.Connection, hits: list[Hit], query: str, room: int) -> 
     return out
 
 
-_NORMALISE_RE = re.compile(r"\W+")
-
-
-def fingerprint(text: str) -> str:
-    """A hash of the text without punctuation, case or whitespace differences."""
-    return hashlib.sha1(_NORMALISE_RE.sub(" ", text.lower()).strip().encode()).hexdigest()
-
-
-def dedupe(
-    hits: list[Hit], *, vectors: Mapping[str, Any] | None = None, keep: int | None = None
-) -> list[Hit]:
+def dedupe(hits: list[Hit], *, keep: int | None = None) -> list[Hit]:
     """Drop hits that repeat a better-ranked hit (read time only; nothing is deleted).
 
-    Exact text (first block label aside), near-identical text (word-shingle overlap) and, with
-    stored ``vectors`` (chunk id -> unit vector), cosine >= 0.97 count as repeats; the oldest
-    of a repeat keeps the better rank (see `fusion.drop_near_duplicates`). Stops once ``keep``
-    hits are kept.
+    Exact text (first block label aside) and near-identical text (word-shingle overlap) count
+    as repeats; the oldest of a repeat keeps the better rank (see
+    `fusion.drop_near_duplicates`). Stops once ``keep`` hits are kept.
     """
     from causantic.retrieval.fusion import drop_near_duplicates
 
-    return drop_near_duplicates(hits, _body, lambda h: h.chunk_id, vectors, keep, time_of=_time)
+    return drop_near_duplicates(hits, _body, lambda h: h.chunk_id, None, keep, time_of=_time)
 
 
 def _time(hit: Hit) -> str:

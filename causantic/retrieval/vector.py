@@ -69,7 +69,7 @@ class VectorHits:
     model_id: str
 
 
-def vectors_state(conn: apsw.Connection, project: str | None = None) -> str | None:
+def vectors_state(conn: apsw.Connection) -> str | None:
     """Why stored vectors cannot serve this model now, or None if some can (no imports).
 
     Checks only the bookkeeping table (index lookups), so keyword fallbacks stay cheap.

@@ -77,10 +77,6 @@ def replace_session(conn: apsw.Connection, session_id: str, rows: list[LessonRow
         )
 
 
-def delete_session(conn: apsw.Connection, session_id: str) -> None:
-    conn.execute("DELETE FROM lessons WHERE session_id = ?", (session_id,))
-
-
 # A named tuple, not a dataclass: the PostToolUse hook may derive lessons (hook path).
 EventChunk = namedtuple("EventChunk", ["id", "agent_id", "start_time", "text"])
 EventChunk.__doc__ = "One chunk of a session, as its tool results and texts are read from it."

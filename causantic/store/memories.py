@@ -325,22 +325,6 @@ def set_mark(conn: apsw.Connection, name: str, value: str) -> None:
     conn.execute("INSERT OR REPLACE INTO memory_marks(name, value) VALUES (?, ?)", (name, value))
 
 
-def chunks_after(conn: apsw.Connection, rowid: int, limit: int = 2000
-                 ) -> list[tuple[int, str, str, str, str, str]]:
-    """(rowid, id, session_id, project, start_time, text) of main-conversation chunks after a rowid."""
-    return list(conn.execute(
-        "SELECT rowid, id, session_id, project, start_time, text FROM chunks"
-        " WHERE rowid > ? AND agent_id = '' ORDER BY rowid LIMIT ?", (rowid, limit)))
-
-
-def previous_chunk_text(conn: apsw.Connection, chunk_id: str) -> str:
-    """The text of the chunk linked to this one by a `next` edge (what came just before)."""
-    row = conn.execute(
-        "SELECT c.text FROM edges e JOIN chunks c ON c.id = e.src WHERE e.dst = ?"
-        " AND e.kind = 'next' LIMIT 1", (chunk_id,)).fetchone()
-    return row[0] if row else ""
-
-
 def chunk_rowid_top(conn: apsw.Connection) -> int:
     """The highest chunk rowid stored (0 for none): where the next scan starts."""
     return int(conn.execute("SELECT coalesce(max(rowid), 0) FROM chunks").get)

@@ -26,7 +26,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 #: Terms kept per topic, and how many of them make its name.
@@ -190,8 +190,3 @@ def _distinct(ranked: Iterable[str], k: int) -> list[str]:
 def _near_copy(a: str, b: str) -> bool:
     short, long = sorted((a, b), key=len)
     return len(short) >= 4 and long.startswith(short) and len(long) - len(short) <= 4
-
-
-def name_of(terms: Sequence[str], k: int = NAME_TERMS) -> str:
-    """A name from ranked terms."""
-    return ", ".join(terms[:k]) or "(untitled)"

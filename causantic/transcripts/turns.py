@@ -590,11 +590,6 @@ def _timestamp(value: Any) -> str | None:
         return None
 
 
-def file_agents(agent_ids: set[str] | frozenset[str]) -> frozenset[str]:
-    """Normalise a set of sub-agent ids that have their own transcript files."""
-    return frozenset(agent_ids)
-
-
 def tool_files(block: Block) -> tuple[list[str], list[str]]:
     """(files read or touched, files edited) named by a tool call's input."""
     inp = block.input or {}

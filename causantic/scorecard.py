@@ -1,6 +1,7 @@
-"""`causantic benchmark`: how well does memory work on *this* store? A score out of 100.
+"""The scorecard `causantic benchmark` prints: how well does memory work on *this* store? A
+score out of 100. (The benchmarks of causantic itself, on fixed data, are in `bench/`.)
 
-Everything is measured on the user's own database, read-only:
+Everything is measured on the user's own database, read-only (its queries: `store.health`):
 
 - **health**: counts, orphan chunks (no edge in or out), chunks without a current vector,
   schema version, and SQLite's integrity check (``PRAGMA integrity_check``, which also checks
@@ -24,13 +25,14 @@ from __future__ import annotations
 import random
 import re
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import apsw
 
+from causantic.store import health as sql
 from causantic.store.db import Store
+from causantic.store.sql import table_exists
 
 SEED = 20260122
 SAMPLES = 40
@@ -120,8 +122,8 @@ class BenchmarkReport:
         return "\n".join(lines)
 
 
-def run_benchmark(store: Store, *, quick: bool = False, samples: int | None = None,
-                  seed: int = SEED) -> BenchmarkReport:
+def run_benchmark(store: Store, *, quick: bool = False, samples: int | None = None
+                  ) -> BenchmarkReport:
     """Measure the store (read-only use is enough) and score it; see the module docstring."""
     started = time.perf_counter()
     conn = store.conn
@@ -135,7 +137,7 @@ def run_benchmark(store: Store, *, quick: bool = False, samples: int | None = No
     phases["chains"] = time.perf_counter() - mark
     mark = time.perf_counter()
     n = samples or (QUICK_SAMPLES if quick else SAMPLES)
-    report.self_retrieval, search_ms, chain_queries = self_retrieval(store, n, seed, quick)
+    report.self_retrieval, search_ms, chain_queries = self_retrieval(store, n, SEED, quick)
     phases["self_retrieval"] = time.perf_counter() - mark
     mark = time.perf_counter()
     report.latency = latency(store, search_ms, chain_queries[: QUICK_CHAIN_QUERIES if quick
@@ -153,29 +155,18 @@ def run_benchmark(store: Store, *, quick: bool = False, samples: int | None = No
 
 def health(conn: apsw.Connection, quick: bool) -> dict[str, Any]:
     """Counts, orphans, vector coverage, schema version and the integrity check."""
-    from causantic.store.schema import MIGRATIONS
+    from causantic.store.schema import MIGRATIONS, schema_version
 
-    one = lambda sql: conn.execute(sql).get  # noqa: E731
-    chunks = int(one("SELECT count(*) FROM chunks"))
-    out: dict[str, Any] = {
-        "chunks": chunks,
-        "sessions": int(one("SELECT count(DISTINCT session_id) FROM chunks")),
-        "projects": int(one("SELECT count(DISTINCT project) FROM chunks")),
-        "edges": int(one("SELECT count(*) FROM edges")),
-        "orphan_chunks": int(one(
-            "SELECT count(*) FROM chunks c WHERE NOT EXISTS (SELECT 1 FROM edges WHERE src = c.id)"
-            " AND NOT EXISTS (SELECT 1 FROM edges WHERE dst = c.id)")),
-        "schema_version": int(one("PRAGMA user_version")),
-        "schema_latest": len(MIGRATIONS),
-    }
-    out.update(_vector_counts(conn, chunks))
+    out: dict[str, Any] = sql.counts(conn)._asdict()
+    out["schema_version"] = schema_version(conn)
+    out["schema_latest"] = len(MIGRATIONS)
+    out.update(_vector_counts(conn, out["chunks"]))
     if quick:
-        tables = [t for t in _SMALL_TABLES if _table_exists(conn, t)]
-        problems = [r[0] for t in tables for r in conn.execute(f"PRAGMA quick_check({t})")
-                    if r[0] != "ok"]
+        tables = [t for t in _SMALL_TABLES if table_exists(conn, t)]
+        problems = sql.integrity_problems(conn, tables)
         out["integrity_scope"] = "quick: " + ", ".join(tables)
     else:
-        problems = [r[0] for r in conn.execute("PRAGMA integrity_check") if r[0] != "ok"]
+        problems = sql.integrity_problems(conn)
         out["integrity_scope"] = "full"
     out["integrity"] = "ok" if not problems else "; ".join(problems[:3])
     return out
@@ -187,17 +178,12 @@ def _vector_counts(conn: apsw.Connection, chunks: int) -> dict[str, Any]:
         from causantic.store import vectors as vec_store
     except ImportError:  # a build without the vector side
         return {"vector_table": False, "embedded": 0, "unembedded": 0, "stale_vectors": 0}
-    if not _table_exists(conn, vec_store.META_TABLE):
+    if not table_exists(conn, vec_store.META_TABLE):
         return {"vector_table": False, "embedded": 0, "unembedded": 0, "stale_vectors": 0}
     counts = vec_store.counts(conn)
     current = counts.by_model.get(MODEL_ID, 0)
     return {"vector_table": True, "embedded": current, "unembedded": chunks - counts.embedded,
             "stale_vectors": counts.stale(MODEL_ID), "model_id": MODEL_ID}
-
-
-def _table_exists(conn: apsw.Connection, name: str) -> bool:
-    return conn.execute("SELECT 1 FROM sqlite_master WHERE name = ? AND type = 'table'",
-                        (name,)).fetchone() is not None
 
 
 # -- chains ----------------------------------------------------------------------------------
@@ -209,23 +195,15 @@ def chain_coverage(conn: apsw.Connection) -> dict[str, Any]:
     A stream's chunks joined by its `next` edges form chains (a topic-shift cut starts a new
     one), so chains = chunks - next edges within streams, and mean length = chunks / chains.
     """
-    one = lambda sql: int(conn.execute(sql).get)  # noqa: E731
-    chunks = one("SELECT count(*) FROM chunks")
-    orphans = one(
-        "SELECT count(*) FROM chunks c WHERE NOT EXISTS (SELECT 1 FROM edges WHERE src = c.id)"
-        " AND NOT EXISTS (SELECT 1 FROM edges WHERE dst = c.id)")
-    inside = one(
-        "SELECT count(*) FROM edges e JOIN chunks a ON a.id = e.src JOIN chunks b ON b.id = e.dst"
-        " WHERE e.kind = 'next' AND a.session_id = b.session_id AND a.agent_id = b.agent_id")
-    streams = one("SELECT count(*) FROM (SELECT DISTINCT session_id, agent_id FROM chunks)")
-    chains = max(1, chunks - inside)
+    c = sql.chain_counts(conn)
+    chains = max(1, c.chunks - c.next_within_streams)
     return {
-        "on_chain": chunks - orphans,
-        "on_chain_share": round((chunks - orphans) / chunks, 4) if chunks else 0.0,
-        "streams": streams,
+        "on_chain": c.chunks - c.orphans,
+        "on_chain_share": round((c.chunks - c.orphans) / c.chunks, 4) if c.chunks else 0.0,
+        "streams": c.streams,
         "chains": chains,
-        "mean_chain_length": round(chunks / chains, 2),
-        "edge_kinds": dict(conn.execute("SELECT kind, count(*) FROM edges GROUP BY kind")),
+        "mean_chain_length": round(c.chunks / chains, 2),
+        "edge_kinds": c.edge_kinds,
     }
 
 
@@ -239,15 +217,9 @@ def self_retrieval(store: Store, n: int, seed: int, quick: bool
     from causantic.retrieval.search import search
 
     conn = store.conn
-    rowids = [r for (r,) in conn.execute(
-        "SELECT rowid FROM chunks WHERE tokens >= ? ORDER BY rowid", (MIN_CHUNK_TOKENS,))]
+    rowids = sql.chunk_rowids(conn, MIN_CHUNK_TOKENS)
     picked = random.Random(seed).sample(rowids, min(n, len(rowids)))
-    rows: list[tuple] = []
-    for i in range(0, len(picked), 500):
-        batch = picked[i : i + 500]
-        rows += conn.execute(
-            f"SELECT rowid, id, text FROM chunks WHERE rowid IN ({','.join('?' * len(batch))})",
-            batch).fetchall()
+    rows = sql.chunk_texts(conn, picked)
     rows.sort(key=lambda r: picked.index(r[0]))
     tokenizer = conn.fts5_tokenizer("porter", ["unicode61"])
     words: list[dict[str, str]] = []
@@ -257,12 +229,12 @@ def self_retrieval(store: Store, n: int, seed: int, quick: bool
         # with offsets a token is (start, end, stem, *colocated forms), never a bare str
         for start, end, stem, *_ in tokenizer(  # type: ignore[str-unpack, misc]
                 data, apsw.FTS5_TOKENIZE_DOCUMENT, None):
-            word = data[start:end].decode("utf-8", "replace")
+            word = data[int(start):int(end)].decode("utf-8", "replace")
             if _WORD_OK.match(word) and word.lower() not in STOP_WORDS:
                 stems.setdefault(stem, word)
         words.append(stems)
-    df = _doc_frequencies(conn, {s for w in words for s in w}, scan=not quick)
-    total = max(1, int(conn.execute("SELECT count(*) FROM chunks").get))
+    df = sql.doc_frequencies(conn, {s for w in words for s in w}, scan=not quick)
+    total = max(1, sql.chunk_count(conn))
 
     # One untimed search first: the model loads on the first vector query, once per process.
     warm = search(store, "warm up", limit=1)
@@ -316,23 +288,6 @@ def self_retrieval(store: Store, n: int, seed: int, quick: bool
     return summary, durations, queries
 
 
-def _doc_frequencies(conn: apsw.Connection, stems: set[str], scan: bool) -> dict[str, int]:
-    """FTS document frequency of each stem, from the `chunks_fts_vocab` table.
-
-    fts5vocab counts a term by reading its whole doclist, so a few hundred point lookups are
-    cheapest for a quick run, and one pass over the vocabulary for a larger sample.
-    """
-    if scan:
-        return {t: d for t, d in conn.execute("SELECT term, doc FROM chunks_fts_vocab")
-                if t in stems}
-    out = {}
-    for stem in stems:
-        row = conn.execute("SELECT doc FROM chunks_fts_vocab WHERE term = ?", (stem,)).fetchone()
-        if row is not None:
-            out[stem] = int(row[0])
-    return out
-
-
 def _rate(found: int, tried: int) -> float | None:
     return round(found / tried, 4) if tried else None
 
@@ -341,11 +296,12 @@ def _rate(found: int, tried: int) -> float | None:
 
 
 def latency(store: Store, search_ms: list[float], queries: list[str]) -> dict[str, Any]:
-    """Percentiles of the self-retrieval searches, and of recall/predict when they exist."""
+    """Percentiles of the self-retrieval searches, and of recall/predict seeded by their queries."""
+    from causantic.retrieval.chains import predict, recall
+
     out: dict[str, Any] = {"search": _percentiles(search_ms)}
-    for name in ("recall", "predict"):
-        fn = _episodic(name)
-        if fn is None or not queries:
+    for name, fn in (("recall", recall), ("predict", predict)):
+        if not queries:
             out[name] = None
             continue
         samples = []
@@ -355,15 +311,6 @@ def latency(store: Store, search_ms: list[float], queries: list[str]) -> dict[st
             samples.append((time.perf_counter() - t0) * 1000.0)
         out[name] = _percentiles(samples)
     return out
-
-
-def _episodic(name: str) -> Callable[..., Any] | None:
-    try:
-        from causantic.retrieval import chains
-    except ImportError:
-        return None
-    fn = getattr(chains, name, None)
-    return fn if callable(fn) else None
 
 
 def _percentiles(samples: list[float]) -> dict[str, float] | None:
