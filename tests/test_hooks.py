@@ -106,10 +106,10 @@ def test_after_compaction_the_briefing_is_of_the_current_session(shared_db: Path
     assert entry["success"] and entry["details"]["briefing"] == "nothing for this project"
 
 
-def test_after_compaction_the_current_transcript_is_ingested_first(transcripts: Path,
+def test_after_compaction_the_current_transcript_is_ingested_first(claude_samples: Path,
                                                                   private_home: Path):
     """The pre-compact worker may not have finished: the hook ingests the transcript itself."""
-    path = transcripts / f"{SESSION_1}.jsonl"
+    path = claude_samples / f"{SESSION_1}.jsonl"
     payload = {"session_id": SESSION_1, "cwd": "/home/dev/acme-api", "source": "compact",
                "hook_event_name": "SessionStart", "transcript_path": str(path)}
     context = context_of(hook("session-start", json.dumps(payload)), "SessionStart")
@@ -251,14 +251,6 @@ def test_bad_stdin_is_harmless(event: str, variant: str, shared_db: Path):
 # -- pre-compact / session-end -------------------------------------------------------------
 
 
-@pytest.fixture
-def transcripts(private_home: Path) -> Path:
-    """The sample project copied where Claude Code keeps transcripts."""
-    target = private_home / ".claude" / "projects" / "-home-dev-acme-api"
-    shutil.copytree(SAMPLES / "-home-dev-acme-api", target)
-    return target
-
-
 def wait_for(predicate, what: str, timeout: float = WAIT_S):  # type: ignore[no-untyped-def]
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -277,10 +269,10 @@ def wait_for(predicate, what: str, timeout: float = WAIT_S):  # type: ignore[no-
     ("session-end", {"hook_event_name": "SessionEnd", "reason": "prompt_input_exit"}),
 ])
 def test_background_ingest_returns_at_once_and_ingests(event: str, extra: dict,
-                                                       transcripts: Path, private_home: Path):
+                                                       claude_samples: Path, private_home: Path):
     """The hook prints nothing and exits; a detached worker ingests the session, its
     sub-agent file included, and records what it did for hook-status."""
-    path = transcripts / f"{SESSION_1}.jsonl"
+    path = claude_samples / f"{SESSION_1}.jsonl"
     payload = {"session_id": SESSION_1, "transcript_path": str(path), "cwd": "/home/dev/acme-api",
                "permission_mode": "default", **extra}
     proc = hook(event, json.dumps(payload))
@@ -342,12 +334,12 @@ def test_subagent_stop_ingests_the_sub_agent_transcript(tmp_path: Path, private_
     assert agents == {"", "a1b2c3d"}
 
 
-def test_workers_for_one_file_never_pile_up(transcripts: Path, private_home: Path):
+def test_workers_for_one_file_never_pile_up(claude_samples: Path, private_home: Path):
     """While one worker runs, one more may wait; any further worker exits at once. The
     waiting one runs afterwards, so nothing written meanwhile is missed."""
     import hashlib
 
-    path = transcripts / f"{SESSION_1}.jsonl"
+    path = claude_samples / f"{SESSION_1}.jsonl"
     key = hashlib.sha1(str(path.resolve()).encode()).hexdigest()[:16]
     locks = private_home / ".causantic" / "locks"
     worker = [PYTHON, "-m", "causantic", "hook", "ingest-worker", "--event", "pre-compact",
