@@ -239,9 +239,9 @@ STDIN_VARIANTS = {
 @pytest.mark.parametrize("event", ["session-start", "user-prompt-submit", "pre-compact",
                                    "session-end", "subagent-stop"])
 @pytest.mark.parametrize("variant", sorted(STDIN_VARIANTS))
-def test_bad_stdin_is_harmless(event: str, variant: str, shared_db: Path):
+def test_bad_stdin_is_harmless(event: str, variant: str, samples_db: Path):
     """Whatever arrives on stdin: exit 0, nothing or valid JSON on stdout, nothing on stderr."""
-    proc = hook(event, STDIN_VARIANTS[variant], "--db", str(shared_db))
+    proc = hook(event, STDIN_VARIANTS[variant], "--db", str(samples_db))
     assert proc.returncode == 0
     assert proc.stderr == b""
     if proc.stdout.strip():
@@ -358,6 +358,7 @@ def test_workers_for_one_file_never_pile_up(claude_samples: Path, private_home: 
         assert queued.poll() is None  # still waiting behind the "running" one
         assert not (private_home / ".causantic" / "memory.db").exists()
     assert queued.wait(timeout=WAIT_S) == 0, queued.stderr.read() if queued.stderr else ""
+    queued.communicate()  # closes the stderr pipe
     entry = status_of(private_home)["pre-compact"]
     assert entry["success"] and entry["details"]["chunks"] > 0 and entry["runs"] == 1
 
