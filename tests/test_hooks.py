@@ -23,6 +23,7 @@ from causantic.store import open_store
 from .conftest import PYTHON, SAMPLES
 
 SPOTTER_CWD = "/home/marco/projects/spotter"
+SAMPLES_CWD = "/home/dev/acme-api"  # the bundled samples' project
 SPOTTER_NEWEST = "4d5611e5-241a-462a-8d15-5122611a9569"
 SESSION_1 = "11111111-aaaa-4bbb-8ccc-000000000001"  # samples: has a sub-agent file
 WAIT_S = 120.0
@@ -149,49 +150,49 @@ def test_session_start_prints_nothing_without_memory_of_the_project(shared_db: P
     assert missing.returncode == 0 and missing.stdout == b""
 
 
-def test_session_start_imports_no_mcp_numpy_or_onnxruntime(shared_db: Path):
+def test_session_start_imports_no_mcp_numpy_or_onnxruntime(samples_db: Path):
     """The hook fast path pays for SQL only (DESIGN.md 2.7)."""
     code = (
         "import sys\n"
         "from causantic.cli import main\n"
-        f"rc = main(['--db', {str(shared_db)!r}, 'hook', 'session-start'])\n"
+        f"rc = main(['--db', {str(samples_db)!r}, 'hook', 'session-start'])\n"
         "sys.stdout.flush()\n"
         "heavy = [m for m in ('mcp', 'numpy', 'onnxruntime', 'pydantic', 'tokenizers', 'sqlite_vec')"
         " if m in sys.modules]\n"
         "print('HEAVY=' + ','.join(heavy), file=sys.stderr)\n"
         "sys.exit(rc)\n"
     )
-    proc = subprocess.run([PYTHON, "-c", code], input=json.dumps({"cwd": SPOTTER_CWD}).encode(),
+    proc = subprocess.run([PYTHON, "-c", code], input=json.dumps({"cwd": SAMPLES_CWD}).encode(),
                           capture_output=True, timeout=60)
     context_of(proc, "SessionStart")
     assert proc.stderr.decode().strip().splitlines()[-1] == "HEAVY="
 
 
-def test_session_start_stays_off_dataclasses(shared_db: Path):
+def test_session_start_stays_off_dataclasses(samples_db: Path):
     """`dataclasses` pulls in inspect, ast and dis (~6 ms of a ~40 ms hook): the records the
     hook builds are `Record`s, and modules that define dataclasses are imported only where a
     briefing needs them (a reconstruct's session prefix once imported store.sessions here)."""
     code = (
         "import sys\n"
         "from causantic.cli import main\n"
-        f"rc = main(['--db', {str(shared_db)!r}, 'hook', 'session-start'])\n"
+        f"rc = main(['--db', {str(samples_db)!r}, 'hook', 'session-start'])\n"
         "sys.stdout.flush()\n"
         "print('DATACLASSES=' + str('dataclasses' in sys.modules), file=sys.stderr)\n"
         "sys.exit(rc)\n"
     )
-    proc = subprocess.run([PYTHON, "-c", code], input=json.dumps({"cwd": SPOTTER_CWD}).encode(),
+    proc = subprocess.run([PYTHON, "-c", code], input=json.dumps({"cwd": SAMPLES_CWD}).encode(),
                           capture_output=True, timeout=60)
     context_of(proc, "SessionStart")
     assert proc.stderr.decode().strip().splitlines()[-1] == "DATACLASSES=False"
 
 
-def test_session_start_loads_the_stored_state_without_compiling_patterns(shared_db: Path):
+def test_session_start_loads_the_stored_state_without_compiling_patterns(samples_db: Path):
     """Ingest stored every state, so the briefing loads it as is: the patterns that compute a
     state (compiling them costs the hook ~4 ms) stay uncompiled on the hook path."""
     code = (
         "import sys\n"
         "from causantic.cli import main\n"
-        f"rc = main(['--db', {str(shared_db)!r}, 'hook', 'session-start'])\n"
+        f"rc = main(['--db', {str(samples_db)!r}, 'hook', 'session-start'])\n"
         "sys.stdout.flush()\n"
         "from causantic import session_state as s\n"
         "patterns = {k: v for k, v in vars(s).items() if k.endswith('_RE')}\n"
@@ -201,7 +202,7 @@ def test_session_start_loads_the_stored_state_without_compiling_patterns(shared_
         "print(f'PATTERNS={len(patterns)} COMPILED=' + ','.join(used), file=sys.stderr)\n"
         "sys.exit(rc)\n"
     )
-    proc = subprocess.run([PYTHON, "-c", code], input=json.dumps({"cwd": SPOTTER_CWD}).encode(),
+    proc = subprocess.run([PYTHON, "-c", code], input=json.dumps({"cwd": SAMPLES_CWD}).encode(),
                           capture_output=True, timeout=60)
     context_of(proc, "SessionStart")
     last = proc.stderr.decode().strip().splitlines()[-1]
