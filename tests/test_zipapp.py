@@ -634,5 +634,13 @@ def test_export_import_peer_import_and_dashboard_run_from_the_archive(
             assert resp.status == 200 and needle in body, (path, resp.status, body[:200])
     finally:
         server.send_signal(signal.SIGINT)
-        out, err = server.communicate(timeout=30)
+        try:
+            out, err = server.communicate(timeout=30)
+        finally:  # a server that did not stop must not leak its pipes into later tests
+            if server.poll() is None:
+                server.kill()
+                server.wait(timeout=10)
+            for pipe in (server.stdout, server.stderr):
+                if pipe:
+                    pipe.close()
     assert server.returncode == 0 and out.strip() == "causantic dashboard stopped.", (out, err)
