@@ -444,7 +444,8 @@ def plugin_world(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPa
         for args in (["marketplace", "add", str(market)], ["install", "causantic@causantic"]):
             proc = subprocess.run([claude, "plugin", *args], cwd=root / "work", env=w.env,
                                   capture_output=True, text=True, timeout=120)
-            (w.logs / "plugin.txt").open("a").write(proc.stdout + proc.stderr)
+            with (w.logs / "plugin.txt").open("a") as log:
+                log.write(proc.stdout + proc.stderr)
             assert proc.returncode == 0, (args, proc.stdout, proc.stderr)
         spotter = root / "work" / "spotter"
         subprocess.run(["git", "init", "-q", str(spotter)], check=True)
