@@ -66,6 +66,7 @@ def run_area(name: str, tiny: bool) -> tuple[dict[str, Any] | None, str, float, 
         sys.stdout.write(line)
         sys.stdout.flush()
         copy.write(line)
+    proc.stdout.close()
     _, status, usage = os.wait4(proc.pid, 0)
     proc.returncode = os.waitstatus_to_exitcode(status)
     peak = round(usage.ru_maxrss / 1024.0, 1)

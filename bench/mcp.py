@@ -123,6 +123,8 @@ class Server:
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait()
+        assert self.proc.stdout is not None
+        self.proc.stdout.close()
 
 
 def _in_process(db: Path, mode: str, calls: int) -> list[float]:

@@ -259,6 +259,7 @@ def record(db_path: str = os.devnull) -> dict[str, dict]:
                 replies[params["_meta"].pop(SUBSCRIPTION_KEY)] = {"result": params}
         proc.stdin.close()
         proc.wait(30)
+        proc.stdout.close()
         return replies
 
     def request(i: int | str, method: str, params: dict | None = None) -> dict:

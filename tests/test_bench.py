@@ -34,6 +34,7 @@ def test_every_expected_area_is_found():
     assert "common" not in found and "corpus" not in found
 
 
+@pytest.mark.usefixtures("shared_dir")  # the areas read the shared transcripts or LoCoMo
 @pytest.mark.parametrize("area", areas())
 def test_area_runs_tiny_prints_a_table_and_writes_nothing(area: str, capsys: pytest.CaptureFixture[str]):
     before = _results_state()
@@ -44,6 +45,7 @@ def test_area_runs_tiny_prints_a_table_and_writes_nothing(area: str, capsys: pyt
     assert _results_state() == before
 
 
+@pytest.mark.usefixtures("shared_dir")
 def test_runner_runs_an_area_in_a_fresh_process_and_echoes_its_tables(
         capsys: pytest.CaptureFixture[str]):
     before = _results_state()
@@ -93,6 +95,7 @@ def _digest(path: Path) -> str:
     return h.hexdigest()
 
 
+@pytest.mark.usefixtures("shared_dir")
 def test_corpus_is_reproducible_and_keeps_chains_across_copies(tmp_path: Path,
                                                               monkeypatch: pytest.MonkeyPatch):
     from bench import corpus
@@ -140,7 +143,7 @@ def test_locomo_evidence_ids_are_repaired():
 
 
 @pytest.fixture(scope="module")
-def locomo_tiny(tmp_path_factory: pytest.TempPathFactory):
+def locomo_tiny(tmp_path_factory: pytest.TempPathFactory, shared_dir: Path):
     import os
 
     from bench import locomo

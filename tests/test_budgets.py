@@ -70,12 +70,12 @@ def test_prompt_hook_recalls_from_the_tail_of_a_multi_megabyte_prompt(shared_db:
     assert proc.returncode == 0 and b"slice_builder" in proc.stdout
 
 
-def test_prompt_hook_gives_up_quickly_on_a_locked_database(shared_db_copy: Path,
+def test_prompt_hook_gives_up_quickly_on_a_locked_database(sample_db: Path,
                                                            private_home: Path):
     """A database locked exclusively used to hold the hook for the full 5 s busy timeout,
     which is also Claude Code's timeout for it; now it waits at most PROMPT_BUSY_MS."""
     write_config(private_home, "[hooks]\nuser_prompt_submit = true\n")
-    lock = apsw.Connection(str(shared_db_copy))
+    lock = apsw.Connection(str(sample_db))
     lock.execute("PRAGMA locking_mode = EXCLUSIVE")
     lock.execute("BEGIN EXCLUSIVE")
     lock.execute("CREATE TABLE held(x)")
@@ -83,7 +83,7 @@ def test_prompt_hook_gives_up_quickly_on_a_locked_database(shared_db_copy: Path,
         started = time.monotonic()
         proc = hook("user-prompt-submit",
                     json.dumps({"cwd": SPOTTER_CWD, "prompt": STRONG_PROMPT}),
-                    "--db", str(shared_db_copy))
+                    "--db", str(sample_db))
         elapsed = time.monotonic() - started
     finally:
         lock.execute("ROLLBACK")
@@ -300,11 +300,11 @@ def test_doctor_on_a_damaged_file_gives_the_advice_first_in_one_line(tmp_path: P
     assert line.count(str(db)) == 1 and len(line) < 300
 
 
-def test_a_damaged_fts_index_gets_the_damaged_advice(shared_db_copy: Path):
+def test_a_damaged_fts_index_gets_the_damaged_advice(samples_db: Path):
     """Random page damage made search fail with "unexpected NoFTS5Error: Getting the FTS5 API
     failed" (the FTS5 of a file that has FTS5 tables reads a mangled page that way)."""
     with pytest.raises(DatabaseCorrupt, match="damaged; move it aside"):
-        with open_store(shared_db_copy, readonly=True):
+        with open_store(samples_db, readonly=True):
             raise apsw.NoFTS5Error("Getting the FTS5 API failed.")
 
 

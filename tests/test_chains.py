@@ -16,22 +16,10 @@ from causantic.retrieval.chains import predict, recall, walk
 from causantic.retrieval.render import SHORTENED
 from causantic.store import open_store
 
-from .conftest import REPO, SAMPLES
+from .conftest import REPO
 
 EPISODIC = json.loads((REPO / "bench" / "queries" / "episodic.json").read_text())["queries"]
 TOLD = 9  # of the 11 episodic queries, how many tell the fix after what led to it
-
-
-@pytest.fixture(scope="module")
-def samples_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The bundled acme-api samples ingested once (read-only use)."""
-    from causantic.config import load_settings
-    from causantic.pipeline import run_ingest
-
-    folder = tmp_path_factory.mktemp("samples-db")
-    settings = load_settings(db=folder / "memory.db", env={"HOME": str(folder)})
-    run_ingest(settings, [SAMPLES])
-    return folder / "memory.db"
 
 
 def _index(results, marker: str) -> int | None:

@@ -36,7 +36,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import REPO, SHARED_TRANSCRIPTS
+from .conftest import REPO, SHARED_TRANSCRIPTS, need_shared
 
 pytestmark = pytest.mark.e2e
 
@@ -208,8 +208,7 @@ def _fake_api_and_history(w: World, root: Path) -> subprocess.Popen[bytes]:
 def world(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
     version = request.param
     claude_binary(version)
-    if not SHARED_TRANSCRIPTS.is_dir():
-        pytest.fail(f"shared transcripts not found at {SHARED_TRANSCRIPTS}")
+    need_shared(SHARED_TRANSCRIPTS)
     root = tmp_path_factory.mktemp(f"claude-{version}")
     cache = tmp_path_factory.getbasetemp() / "causantic-pyz-cache"
     cache.mkdir(mode=0o700, exist_ok=True)
@@ -422,6 +421,7 @@ def plugin_world(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPa
     then one session. No `causantic install`."""
     version = request.param
     claude = str(claude_binary(version))
+    need_shared(SHARED_TRANSCRIPTS)
     command = causantic_command()
     if "-S" not in command:
         why = "the plugin test needs a fresh dist/causantic.pyz (scripts/test builds it)"
@@ -444,7 +444,8 @@ def plugin_world(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPa
         for args in (["marketplace", "add", str(market)], ["install", "causantic@causantic"]):
             proc = subprocess.run([claude, "plugin", *args], cwd=root / "work", env=w.env,
                                   capture_output=True, text=True, timeout=120)
-            (w.logs / "plugin.txt").open("a").write(proc.stdout + proc.stderr)
+            with (w.logs / "plugin.txt").open("a") as log:
+                log.write(proc.stdout + proc.stderr)
             assert proc.returncode == 0, (args, proc.stdout, proc.stderr)
         spotter = root / "work" / "spotter"
         subprocess.run(["git", "init", "-q", str(spotter)], check=True)

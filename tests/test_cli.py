@@ -4,28 +4,12 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 from pathlib import Path
 
 import pytest
 
-from .conftest import PYTHON, REPO, SAMPLES
-
-
-def run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [PYTHON, "-m", "causantic", *args],
-        capture_output=True, text=True, cwd=REPO, timeout=120,
-        env={**os.environ, "PYTHONPATH": str(REPO), **(env or {})},
-    )
-
-
-@pytest.fixture
-def sample_db(tmp_path: Path) -> Path:
-    db = tmp_path / "m.db"
-    out = run("--db", str(db), "ingest", "--no-embed", str(SAMPLES))
-    assert out.returncode == 0, out.stderr
-    return db
+from .conftest import SAMPLES
+from .helpers import run_cli as run
 
 
 def test_ingest_prints_what_was_stored(tmp_path: Path):

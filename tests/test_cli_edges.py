@@ -25,24 +25,9 @@ from causantic.retrieval.browse import SessionInfo, render_sessions
 from causantic.store import open_store
 
 from .conftest import PYTHON, REPO, SAMPLES
+from .helpers import run_cli as run
 
 SAMPLE_SESSION = "33333333-aaaa-4bbb-8ccc-000000000003"
-
-
-def run(*args: str, cwd: Path = REPO, env: dict[str, str] | None = None,
-        timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [PYTHON, "-m", "causantic", *args], capture_output=True, text=True, cwd=cwd,
-        timeout=timeout, env={**os.environ, "PYTHONPATH": str(REPO), **(env or {})},
-    )
-
-
-@pytest.fixture
-def sample_db(tmp_path: Path) -> Path:
-    db = tmp_path / "m.db"
-    out = run("--db", str(db), "ingest", "--no-embed", str(SAMPLES))
-    assert out.returncode == 0, out.stderr
-    return db
 
 
 def _one_line(out: subprocess.CompletedProcess[str], code: int) -> str:

@@ -126,6 +126,9 @@ def server(dashboard_db: Path, tmp_path_factory: pytest.TempPathFactory) -> Iter
     if srv.proc.poll() is None:
         srv.proc.kill()
         srv.proc.wait(timeout=10)
+    for pipe in (srv.proc.stdout, srv.proc.stderr):  # open still if stop() timed out
+        if pipe:
+            pipe.close()
 
 
 # -- the server's refusals -----------------------------------------------------------------

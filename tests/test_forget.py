@@ -15,13 +15,10 @@ from causantic.pipeline import run_ingest
 from causantic.store import open_store
 
 from .conftest import PYTHON, SAMPLES
+from .helpers import count as _count
+from .helpers import rows as _rows
 
 NAPOLI_SESSION = "665369bc-1ebb-4fe8-981f-44a473807022"  # 33 chunks, napoli-matcha
-
-
-def _count(db: Path, sql: str, *args: object) -> int:
-    with open_store(db, readonly=True) as store:
-        return int(store.conn.execute(sql, args).fetchone()[0])
 
 
 def _session_file(db: Path, session_id: str) -> Path:
@@ -216,11 +213,6 @@ def test_cli_previews_unless_yes(shared_db_copy: Path):
 
 
 # -- helpers -------------------------------------------------------------------------------
-
-
-def _rows(db: Path, sql: str, *args: object) -> list[tuple]:
-    with open_store(db, readonly=True) as store:
-        return list(store.conn.execute(sql, args))
 
 
 def _rare_word(db: Path, session_id: str) -> str:

@@ -23,6 +23,7 @@ from causantic.store import open_store
 from .conftest import PYTHON, SAMPLES
 
 SPOTTER_CWD = "/home/marco/projects/spotter"
+SAMPLES_CWD = "/home/dev/acme-api"  # the bundled samples' project
 SPOTTER_NEWEST = "4d5611e5-241a-462a-8d15-5122611a9569"
 SESSION_1 = "11111111-aaaa-4bbb-8ccc-000000000001"  # samples: has a sub-agent file
 WAIT_S = 120.0
@@ -106,10 +107,10 @@ def test_after_compaction_the_briefing_is_of_the_current_session(shared_db: Path
     assert entry["success"] and entry["details"]["briefing"] == "nothing for this project"
 
 
-def test_after_compaction_the_current_transcript_is_ingested_first(transcripts: Path,
+def test_after_compaction_the_current_transcript_is_ingested_first(claude_samples: Path,
                                                                   private_home: Path):
     """The pre-compact worker may not have finished: the hook ingests the transcript itself."""
-    path = transcripts / f"{SESSION_1}.jsonl"
+    path = claude_samples / f"{SESSION_1}.jsonl"
     payload = {"session_id": SESSION_1, "cwd": "/home/dev/acme-api", "source": "compact",
                "hook_event_name": "SessionStart", "transcript_path": str(path)}
     context = context_of(hook("session-start", json.dumps(payload)), "SessionStart")
@@ -149,49 +150,49 @@ def test_session_start_prints_nothing_without_memory_of_the_project(shared_db: P
     assert missing.returncode == 0 and missing.stdout == b""
 
 
-def test_session_start_imports_no_mcp_numpy_or_onnxruntime(shared_db: Path):
+def test_session_start_imports_no_mcp_numpy_or_onnxruntime(samples_db: Path):
     """The hook fast path pays for SQL only (DESIGN.md 2.7)."""
     code = (
         "import sys\n"
         "from causantic.cli import main\n"
-        f"rc = main(['--db', {str(shared_db)!r}, 'hook', 'session-start'])\n"
+        f"rc = main(['--db', {str(samples_db)!r}, 'hook', 'session-start'])\n"
         "sys.stdout.flush()\n"
         "heavy = [m for m in ('mcp', 'numpy', 'onnxruntime', 'pydantic', 'tokenizers', 'sqlite_vec')"
         " if m in sys.modules]\n"
         "print('HEAVY=' + ','.join(heavy), file=sys.stderr)\n"
         "sys.exit(rc)\n"
     )
-    proc = subprocess.run([PYTHON, "-c", code], input=json.dumps({"cwd": SPOTTER_CWD}).encode(),
+    proc = subprocess.run([PYTHON, "-c", code], input=json.dumps({"cwd": SAMPLES_CWD}).encode(),
                           capture_output=True, timeout=60)
     context_of(proc, "SessionStart")
     assert proc.stderr.decode().strip().splitlines()[-1] == "HEAVY="
 
 
-def test_session_start_stays_off_dataclasses(shared_db: Path):
+def test_session_start_stays_off_dataclasses(samples_db: Path):
     """`dataclasses` pulls in inspect, ast and dis (~6 ms of a ~40 ms hook): the records the
     hook builds are `Record`s, and modules that define dataclasses are imported only where a
     briefing needs them (a reconstruct's session prefix once imported store.sessions here)."""
     code = (
         "import sys\n"
         "from causantic.cli import main\n"
-        f"rc = main(['--db', {str(shared_db)!r}, 'hook', 'session-start'])\n"
+        f"rc = main(['--db', {str(samples_db)!r}, 'hook', 'session-start'])\n"
         "sys.stdout.flush()\n"
         "print('DATACLASSES=' + str('dataclasses' in sys.modules), file=sys.stderr)\n"
         "sys.exit(rc)\n"
     )
-    proc = subprocess.run([PYTHON, "-c", code], input=json.dumps({"cwd": SPOTTER_CWD}).encode(),
+    proc = subprocess.run([PYTHON, "-c", code], input=json.dumps({"cwd": SAMPLES_CWD}).encode(),
                           capture_output=True, timeout=60)
     context_of(proc, "SessionStart")
     assert proc.stderr.decode().strip().splitlines()[-1] == "DATACLASSES=False"
 
 
-def test_session_start_loads_the_stored_state_without_compiling_patterns(shared_db: Path):
+def test_session_start_loads_the_stored_state_without_compiling_patterns(samples_db: Path):
     """Ingest stored every state, so the briefing loads it as is: the patterns that compute a
     state (compiling them costs the hook ~4 ms) stay uncompiled on the hook path."""
     code = (
         "import sys\n"
         "from causantic.cli import main\n"
-        f"rc = main(['--db', {str(shared_db)!r}, 'hook', 'session-start'])\n"
+        f"rc = main(['--db', {str(samples_db)!r}, 'hook', 'session-start'])\n"
         "sys.stdout.flush()\n"
         "from causantic import session_state as s\n"
         "patterns = {k: v for k, v in vars(s).items() if k.endswith('_RE')}\n"
@@ -201,7 +202,7 @@ def test_session_start_loads_the_stored_state_without_compiling_patterns(shared_
         "print(f'PATTERNS={len(patterns)} COMPILED=' + ','.join(used), file=sys.stderr)\n"
         "sys.exit(rc)\n"
     )
-    proc = subprocess.run([PYTHON, "-c", code], input=json.dumps({"cwd": SPOTTER_CWD}).encode(),
+    proc = subprocess.run([PYTHON, "-c", code], input=json.dumps({"cwd": SAMPLES_CWD}).encode(),
                           capture_output=True, timeout=60)
     context_of(proc, "SessionStart")
     last = proc.stderr.decode().strip().splitlines()[-1]
@@ -239,9 +240,9 @@ STDIN_VARIANTS = {
 @pytest.mark.parametrize("event", ["session-start", "user-prompt-submit", "pre-compact",
                                    "session-end", "subagent-stop"])
 @pytest.mark.parametrize("variant", sorted(STDIN_VARIANTS))
-def test_bad_stdin_is_harmless(event: str, variant: str, shared_db: Path):
+def test_bad_stdin_is_harmless(event: str, variant: str, samples_db: Path):
     """Whatever arrives on stdin: exit 0, nothing or valid JSON on stdout, nothing on stderr."""
-    proc = hook(event, STDIN_VARIANTS[variant], "--db", str(shared_db))
+    proc = hook(event, STDIN_VARIANTS[variant], "--db", str(samples_db))
     assert proc.returncode == 0
     assert proc.stderr == b""
     if proc.stdout.strip():
@@ -249,14 +250,6 @@ def test_bad_stdin_is_harmless(event: str, variant: str, shared_db: Path):
 
 
 # -- pre-compact / session-end -------------------------------------------------------------
-
-
-@pytest.fixture
-def transcripts(private_home: Path) -> Path:
-    """The sample project copied where Claude Code keeps transcripts."""
-    target = private_home / ".claude" / "projects" / "-home-dev-acme-api"
-    shutil.copytree(SAMPLES / "-home-dev-acme-api", target)
-    return target
 
 
 def wait_for(predicate, what: str, timeout: float = WAIT_S):  # type: ignore[no-untyped-def]
@@ -277,10 +270,10 @@ def wait_for(predicate, what: str, timeout: float = WAIT_S):  # type: ignore[no-
     ("session-end", {"hook_event_name": "SessionEnd", "reason": "prompt_input_exit"}),
 ])
 def test_background_ingest_returns_at_once_and_ingests(event: str, extra: dict,
-                                                       transcripts: Path, private_home: Path):
+                                                       claude_samples: Path, private_home: Path):
     """The hook prints nothing and exits; a detached worker ingests the session, its
     sub-agent file included, and records what it did for hook-status."""
-    path = transcripts / f"{SESSION_1}.jsonl"
+    path = claude_samples / f"{SESSION_1}.jsonl"
     payload = {"session_id": SESSION_1, "transcript_path": str(path), "cwd": "/home/dev/acme-api",
                "permission_mode": "default", **extra}
     proc = hook(event, json.dumps(payload))
@@ -342,12 +335,12 @@ def test_subagent_stop_ingests_the_sub_agent_transcript(tmp_path: Path, private_
     assert agents == {"", "a1b2c3d"}
 
 
-def test_workers_for_one_file_never_pile_up(transcripts: Path, private_home: Path):
+def test_workers_for_one_file_never_pile_up(claude_samples: Path, private_home: Path):
     """While one worker runs, one more may wait; any further worker exits at once. The
     waiting one runs afterwards, so nothing written meanwhile is missed."""
     import hashlib
 
-    path = transcripts / f"{SESSION_1}.jsonl"
+    path = claude_samples / f"{SESSION_1}.jsonl"
     key = hashlib.sha1(str(path.resolve()).encode()).hexdigest()[:16]
     locks = private_home / ".causantic" / "locks"
     worker = [PYTHON, "-m", "causantic", "hook", "ingest-worker", "--event", "pre-compact",
@@ -366,6 +359,7 @@ def test_workers_for_one_file_never_pile_up(transcripts: Path, private_home: Pat
         assert queued.poll() is None  # still waiting behind the "running" one
         assert not (private_home / ".causantic" / "memory.db").exists()
     assert queued.wait(timeout=WAIT_S) == 0, queued.stderr.read() if queued.stderr else ""
+    queued.communicate()  # closes the stderr pipe
     entry = status_of(private_home)["pre-compact"]
     assert entry["success"] and entry["details"]["chunks"] > 0 and entry["runs"] == 1
 

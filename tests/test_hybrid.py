@@ -26,7 +26,7 @@ from causantic.retrieval import fusion
 from causantic.retrieval.search import search
 from causantic.store import open_store
 
-from .conftest import PYTHON, REPO, SAMPLES, SHARED_TRANSCRIPTS
+from .conftest import PYTHON, REPO, SAMPLES
 
 SUBSET = ["theogbrand__napoli-matcha", "marot__spotter",
           # cde341db (shell slow to exit: posthog timeout), 61cb3ba8 (shell completions),
@@ -49,11 +49,11 @@ def _subset_queries(db: Path) -> list[dict]:
 
 
 @pytest.fixture(scope="session")
-def subset_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def subset_db(tmp_path_factory: pytest.TempPathFactory, shared_transcripts: Path) -> Path:
     """The SUBSET sessions, ingested and fully embedded (read-only use: copy to write)."""
     folder = tmp_path_factory.mktemp("hybrid-subset")
     settings = load_settings(db=folder / "memory.db", env={"HOME": str(folder)})
-    run_ingest(settings, [SHARED_TRANSCRIPTS / name for name in SUBSET])
+    run_ingest(settings, [shared_transcripts / name for name in SUBSET])
     report = run_embed(settings)
     assert report.remaining == 0
     return folder / "memory.db"

@@ -59,12 +59,12 @@ def _ingest(tmp_path: Path, *names: str) -> Path:
 
 
 def test_colour_codes_in_real_tool_output_are_stripped_and_words_become_searchable(
-    tmp_path: Path,
+    tmp_path: Path, shared_transcripts: Path,
 ) -> None:
     """A spotter session printed coloured DOM dumps (`ESC[32mSymbol(listeners)ESC[39m`):
     stored text has no escapes, and `Symbol(isConnected)` is a word again, not `32msymbol`."""
     name = "marot__spotter/8463c716-a2ea-4c14-9efa-87158ebd9f20.jsonl"
-    assert "\\u001b[32mSymbol(isConnected)" in (SHARED_TRANSCRIPTS / name).read_text()
+    assert "\\u001b[32mSymbol(isConnected)" in (shared_transcripts / name).read_text()
     db = _ingest(tmp_path, name)
     with open_store(db, readonly=True) as store:
         dirty = store.conn.execute(
@@ -75,7 +75,8 @@ def test_colour_codes_in_real_tool_output_are_stripped_and_words_become_searchab
         assert not search(store, "32mSymbol", mode="keyword").results
 
 
-def test_a_prompt_sent_with_ide_context_keeps_its_typed_text(tmp_path: Path) -> None:
+def test_a_prompt_sent_with_ide_context_keeps_its_typed_text(tmp_path: Path,
+                                                             shared_transcripts: Path) -> None:
     """The real VS Code prompt (an `<ide_opened_file>` block, then the typed block) opens
     its turn with the typed request, the opened file noted after it."""
     db = _ingest(tmp_path, "entireio__cli/c9/883595c929/0/full.jsonl")

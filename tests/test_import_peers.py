@@ -25,6 +25,7 @@ from causantic.retrieval.search import search
 from causantic.store import open_store
 
 from .conftest import SAMPLES
+from .helpers import rows as _rows
 
 CLAUDE_MEM_V13 = """
 CREATE TABLE sdk_sessions (
@@ -161,14 +162,6 @@ def make_claude_mem(path: Path) -> Path:
 
 def _digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
-def _rows(db: Path, sql: str, *args: object) -> list[tuple]:
-    conn = apsw.Connection(str(db), flags=apsw.SQLITE_OPEN_READONLY)
-    try:
-        return conn.execute(sql, args).fetchall()
-    finally:
-        conn.close()
 
 
 def test_claude_mem_records_become_chunks_with_their_times_projects_and_source(

@@ -12,11 +12,10 @@ from pathlib import Path
 import apsw
 import pytest
 
-from causantic.config import load_settings
-from causantic.pipeline import run_ingest
 from causantic.transcripts.discover import discover
 
 from .conftest import PYTHON, REPO, SAMPLES
+from .helpers import ingest
 
 
 def snapshot(db: Path) -> dict[str, list]:
@@ -38,10 +37,6 @@ def snapshot(db: Path) -> dict[str, list]:
         }
     finally:
         conn.close()
-
-
-def ingest(db: Path, *paths: Path):
-    return run_ingest(load_settings(db=db), list(paths))
 
 
 def session_ids_in(folder: Path) -> set[str]:

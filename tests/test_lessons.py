@@ -10,20 +10,15 @@ from pathlib import Path
 
 import pytest
 
-from causantic.config import load_settings
 from causantic.lessons.gitcheck import fix_status
 from causantic.lessons.signature import Signature
-from causantic.pipeline import run_ingest
 from causantic.store import open_store
 from tests.conftest import PYTHON, REPO
+from tests.helpers import ingest
 
 LESSONS = REPO / "tests" / "data" / "lessons"
 SHOP = LESSONS / "-home-dev-shop-web"
 L1 = "44444444-bbbb-4ccc-8ddd-000000000001"
-
-
-def ingest(db: Path, *paths: Path) -> None:
-    run_ingest(load_settings(str(db)), list(paths))
 
 
 def rows(db: Path, sql: str = "SELECT * FROM lessons ORDER BY id", args: tuple = ()) -> list[tuple]:
@@ -218,11 +213,6 @@ def test_after_compaction_the_briefing_adds_back_what_the_summary_dropped(tmp_pa
     assert "Open error: Bash `docker compose up -d db`" in block  # never fixed, not summarised
     assert "Last request: Now add the same discount to orders." in block
     assert "Failed earlier: Bash `mypy shop`" not in block  # the summary says mypy passes
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
 
 
 @pytest.mark.anyio

@@ -4,15 +4,14 @@ from __future__ import annotations
 
 import json
 import subprocess
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 
 import pytest
 from mcp.client.session import ClientSession
-from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from .conftest import PYTHON
+from .helpers import mcp_client
 
 NAPOLI_SESSION = "665369bc-1ebb-4fe8-981f-44a473807022"
 EXPECTED_TOOLS = {"search", "recall", "predict", "reconstruct", "list-projects", "list-sessions",
@@ -20,19 +19,8 @@ EXPECTED_TOOLS = {"search", "recall", "predict", "reconstruct", "list-projects",
                   "reflect"}
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@asynccontextmanager
-async def server(db: Path) -> AsyncIterator[ClientSession]:
-    params = StdioServerParameters(command=PYTHON,
-                                   args=["-m", "causantic", "--db", str(db), "serve-mcp"])
-    with open(db.parent / "server.log", "w") as errlog:
-        async with stdio_client(params, errlog=errlog) as (read, write):
-            async with ClientSession(read, write, read_timeout_seconds=120) as session:
-                yield session
+def server(db: Path) -> AbstractAsyncContextManager[ClientSession]:
+    return mcp_client(["-m", "causantic", "--db", str(db), "serve-mcp"], db.parent / "server.log")
 
 
 async def call(session: ClientSession, name: str, **arguments: object) -> tuple[bool, str]:

@@ -12,7 +12,10 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
+
+import pytest
 
 from causantic.mcp_front import CAPABILITIES_KEY, PROTOCOL_KEY, answer_key, load_answers, record
 
@@ -26,10 +29,13 @@ ENVELOPE = {PROTOCOL_KEY: "2026-07-28", CAPABILITIES_KEY: {"roots": {"listChange
 
 
 class Client:
+    opened: list[subprocess.Popen[bytes]] = []  # their pipes are closed after each test
+
     def __init__(self, db: Path, env: dict[str, str] | None = None) -> None:
         self.proc = subprocess.Popen([PYTHON, "-m", "causantic", "--db", str(db), "serve-mcp"],
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=subprocess.PIPE, env=env)
+        Client.opened.append(self.proc)
 
     def send(self, msg: dict) -> None:
         assert self.proc.stdin is not None
@@ -56,6 +62,16 @@ class Client:
         finally:
             if self.proc.poll() is None:
                 self.proc.kill()
+
+
+@pytest.fixture(autouse=True)
+def _close_client_pipes() -> Iterator[None]:
+    yield
+    while Client.opened:
+        proc = Client.opened.pop()
+        for pipe in (proc.stdin, proc.stdout, proc.stderr):
+            if pipe:
+                pipe.close()
 
 
 def initialize(version: str = "2025-11-25") -> dict:

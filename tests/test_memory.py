@@ -25,16 +25,12 @@ from causantic.store import memories as sql
 from causantic.store import open_store
 
 from .conftest import PYTHON, REPO, SAMPLES
+from .helpers import run_cli as run
 
 
 def cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
     code = main(list(args))
     return code, capsys.readouterr().out
-
-
-def run(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([PYTHON, "-m", "causantic", *args], capture_output=True, text=True,
-                          cwd=REPO, timeout=120, env={**os.environ, "PYTHONPATH": str(REPO)})
 
 
 def test_remember_lists_and_counts_an_exact_repeat_once(tmp_path: Path, capsys):
@@ -349,11 +345,6 @@ def test_memories_of_an_empty_database_say_how_to_add_one(tmp_path: Path, privat
     assert out.returncode == 0
     out = run("--db", str(tmp_path / "m.db"), "memories")
     assert out.returncode == 0 and "causantic remember" in out.stdout
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
 
 
 @pytest.mark.anyio

@@ -29,8 +29,6 @@ from causantic.retrieval.reconstruct import briefing, reconstruct
 from causantic.retrieval.search import search
 from causantic.store import open_store
 
-from .conftest import SHARED_TRANSCRIPTS
-
 HISTORY = ["marot__spotter/short.jsonl", "marot__spotter/tool_heavy.jsonl",
            "theogbrand__napoli-matcha/04/22b428133d/0/full.jsonl"]
 QUERY = "mix phx.server doesnt start"  # the e2e harness's query B
@@ -123,14 +121,14 @@ def _quoting_session(folder: Path, answer: str, recalled: str, briefing_text: st
 
 
 @pytest.fixture(scope="module")
-def echo_store(tmp_path_factory: pytest.TempPathFactory) -> dict:
+def echo_store(tmp_path_factory: pytest.TempPathFactory, shared_transcripts: Path) -> dict:
     """History ingested and embedded, our answers taken from it, then the quoting session."""
     folder = tmp_path_factory.mktemp("echo")
     history = folder / "claude" / "history"
     for name in HISTORY:
         target = history / name.replace("/", "__")
         target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy(SHARED_TRANSCRIPTS / name, target)
+        shutil.copy(shared_transcripts / name, target)
     settings = load_settings(db=folder / "memory.db", env={"HOME": str(folder)})
     run_ingest(settings, [history])
     run_embed(settings)

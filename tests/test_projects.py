@@ -15,8 +15,6 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from mcp.client.session import ClientSession
-from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from causantic.config import load_settings
 from causantic.errors import UsageError
@@ -25,6 +23,7 @@ from causantic.retrieval.projects import project_at, resolve_project
 from causantic.store import open_store
 
 from .conftest import PYTHON, REPO
+from .helpers import mcp_client
 
 
 def _git(*args: str, cwd: Path) -> None:
@@ -149,32 +148,24 @@ def test_every_cli_command_with_project_accepts_the_names_and_rejects_typos(worl
     assert listed.stdout.startswith('Sessions of "shopfront"') and "a0000000" in listed.stdout
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 @pytest.mark.anyio
 async def test_mcp_tools_accept_the_same_names(world: dict) -> None:
     """The MCP `project` argument goes through the same resolution (the server's working
     directory is the session's, so `.` means the project Claude Code runs in)."""
-    params = StdioServerParameters(command=PYTHON, cwd=str(world["repo"]),
-                                   args=["-m", "causantic", "--db", str(world["db"]), "serve-mcp"],
-                                   env={**os.environ, "PYTHONPATH": str(REPO)})
-    with open(world["db"].parent / "server.log", "w") as errlog:
-        async with stdio_client(params, errlog=errlog) as (read, write):
-            async with ClientSession(read, write, read_timeout_seconds=120) as session:
-                await session.initialize()
-                ok = await session.call_tool("search", {"query": "redirect parameter",
-                                                        "project": ".", "mode": "keyword"})
-                assert not ok.is_error and "next= parameter" in ok.content[0].text
-                listed = await session.call_tool("list-sessions", {"project": "feature-login"})
-                assert not listed.is_error and "a0000000-0000-4000-8000-000000000002" in \
-                    listed.content[0].text
-                bad = await session.call_tool("recall", {"query": "x", "project": "shopfrnt"})
-                assert bad.is_error
-                assert bad.content[0].text.endswith(
-                    "no project 'shopfrnt'; closest: shopfront, shopfront-admin")
+    async with mcp_client(["-m", "causantic", "--db", str(world["db"]), "serve-mcp"],
+                          world["db"].parent / "server.log", cwd=world["repo"],
+                          env={**os.environ, "PYTHONPATH": str(REPO)}) as session:
+        await session.initialize()
+        ok = await session.call_tool("search", {"query": "redirect parameter",
+                                                "project": ".", "mode": "keyword"})
+        assert not ok.is_error and "next= parameter" in ok.content[0].text
+        listed = await session.call_tool("list-sessions", {"project": "feature-login"})
+        assert not listed.is_error and "a0000000-0000-4000-8000-000000000002" in \
+            listed.content[0].text
+        bad = await session.call_tool("recall", {"query": "x", "project": "shopfrnt"})
+        assert bad.is_error
+        assert bad.content[0].text.endswith(
+            "no project 'shopfrnt'; closest: shopfront, shopfront-admin")
 
 
 def test_session_start_hook_briefs_a_subfolder_of_a_plain_project(world: dict, tmp_path: Path) -> None:

@@ -15,20 +15,10 @@ from causantic.chunking import approx_tokens
 from causantic.errors import UsageError
 from causantic.retrieval.reconstruct import briefing, reconstruct
 
-from .conftest import PYTHON, REPO, SAMPLES
+from .conftest import PYTHON, REPO
 
 S1, S2, S3 = ("11111111-aaaa-4bbb-8ccc-000000000001", "22222222-aaaa-4bbb-8ccc-000000000002",
               "33333333-aaaa-4bbb-8ccc-000000000003")
-
-
-@pytest.fixture(scope="module")
-def samples_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from causantic.config import load_settings
-    from causantic.pipeline import run_ingest
-
-    folder = tmp_path_factory.mktemp("reconstruct-samples")
-    run_ingest(load_settings(db=folder / "memory.db", env={"HOME": str(folder)}), [SAMPLES])
-    return folder / "memory.db"
 
 
 def _conn(db: Path) -> apsw.Connection:

@@ -19,10 +19,10 @@ import pytest
 
 from bench.fuzzlines import mutated_lines, sentinel
 from bench.robustness import store_snapshot
-from causantic.config import load_settings
-from causantic.pipeline import run_ingest
 from causantic.transcripts.jsonl import ReadStats, decode_line, iter_records
 from causantic.transcripts.turns import parse_transcript
+
+from .helpers import ingest
 
 SID = "eeeeeeee-1111-4222-8333-444444444444"
 OTHER = "ffffffff-1111-4222-8333-444444444444"
@@ -44,10 +44,6 @@ def answer(n: int, text: str, sid: str = SID, cwd: str = "/gone/repo") -> dict:
 
 def jsonl(*records: dict) -> bytes:
     return b"".join(json.dumps(r).encode() + b"\n" for r in records)
-
-
-def ingest(db: Path, *paths: Path):
-    return run_ingest(load_settings(db=db), list(paths))
 
 
 def stored_texts(db: Path) -> str:

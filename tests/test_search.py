@@ -41,8 +41,8 @@ def test_keyword_search_finds_the_session(shared_db: Path, query: str, session: 
      "text:secret", "日本語のテスト", "emoji 🎉 test", "'; DROP TABLE chunks; --", "", "   ",
      "AND OR NOT", '""""', "{a} [b] (c)", "x" * 5000],
 )
-def test_hostile_query_text_never_raises(shared_db: Path, hostile: str):
-    with open_store(shared_db, readonly=True) as store:
+def test_hostile_query_text_never_raises(samples_db: Path, hostile: str):
+    with open_store(samples_db, readonly=True) as store:
         result = search(store, hostile, limit=3)
     assert result.text
 

@@ -9,13 +9,12 @@ from pathlib import Path
 import apsw
 import pytest
 
-from causantic.config import load_settings
-from causantic.pipeline import run_ingest
 from causantic.session_state import compute_state, load_state, refresh, same_command
 from causantic.store import open_store
 
 from .conftest import SAMPLES
 from .data.make_samples import Writer
+from .helpers import ingest
 
 S1 = "11111111-aaaa-4bbb-8ccc-000000000001"
 S2 = "22222222-aaaa-4bbb-8ccc-000000000002"
@@ -23,14 +22,7 @@ S3 = "33333333-aaaa-4bbb-8ccc-000000000003"
 
 
 def _ingest(db: Path, *paths: Path) -> None:
-    run_ingest(load_settings(db=db, env={"HOME": str(db.parent)}), list(paths))
-
-
-@pytest.fixture(scope="module")
-def samples_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    folder = tmp_path_factory.mktemp("state-samples")
-    _ingest(folder / "memory.db", SAMPLES)
-    return folder / "memory.db"
+    ingest(db, *paths, home=db.parent)
 
 
 def _stored(db: Path, session_id: str) -> dict | None:

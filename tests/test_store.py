@@ -96,7 +96,7 @@ def test_write_lock_held_elsewhere_becomes_database_busy(tmp_path: Path, monkeyp
                     store.conn.execute("INSERT INTO forgotten(scope, key) VALUES ('chunk', 'x')")
     finally:
         holder.kill()
-        holder.wait()
+        holder.communicate()
 
 
 def test_reading_an_older_schema_upgrades_it_first(tmp_path: Path):
@@ -134,7 +134,7 @@ def test_opening_a_file_another_writer_is_migrating_waits_past_the_busy_timeout(
             version = schema_version(store.conn)
         waited = time.monotonic() - started
     finally:
-        writer.wait(timeout=60)
+        writer.communicate(timeout=60)
     assert version == len(MIGRATIONS) and waited > BUSY_TIMEOUT_MS / 1000
 
 

@@ -29,18 +29,18 @@ from causantic.topics import maps
 from causantic.topics.maintain import Assigner, TopicSettings, rebuild
 from causantic.topics.naming import BACKGROUND, name_topics, tokens
 
-from .conftest import PYTHON, SAMPLES, SHARED_TRANSCRIPTS
+from .conftest import PYTHON, SAMPLES
 
 PROJECT = "napoli-matcha"
 NAPOLI_CWD = "/Users/ob1/projects/opus-hackathon/napoli-matcha"
 
 
 @pytest.fixture(scope="session")
-def napoli_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def napoli_db(tmp_path_factory: pytest.TempPathFactory, shared_transcripts: Path) -> Path:
     """napoli-matcha ingested and fully embedded, no topics (read-only use: copy to write)."""
     folder = tmp_path_factory.mktemp("topics-napoli")
     settings = load_settings(db=folder / "memory.db", env={"HOME": str(folder)})
-    run_ingest(settings, [SHARED_TRANSCRIPTS / "theogbrand__napoli-matcha"])
+    run_ingest(settings, [shared_transcripts / "theogbrand__napoli-matcha"])
     assert run_embed(settings).remaining == 0
     return folder / "memory.db"
 
@@ -195,10 +195,10 @@ def test_a_new_chunk_joins_the_nearest_topic_only_within_the_threshold(topics_db
 
 
 def test_embedding_new_chunks_assigns_them_by_the_configured_threshold(
-        topics_db: Path, tmp_path: Path, private_home: Path):
+        topics_db: Path, tmp_path: Path, private_home: Path, shared_transcripts: Path):
     """The embed step joins fresh chunks to topics: all of them with threshold 1, none with
     a threshold below every distance; `[topics] threshold` in config.toml sets it."""
-    spotter = [SHARED_TRANSCRIPTS / "marot__spotter" / "tool_heavy.jsonl"]
+    spotter = [shared_transcripts / "marot__spotter" / "tool_heavy.jsonl"]
     config = private_home / ".causantic" / "config.toml"
     config.parent.mkdir(exist_ok=True)
     joined = {}
@@ -355,11 +355,6 @@ async def test_the_topics_tool_answers_what_the_command_line_shows(topics_db: Pa
                                           "--limit", "30")[1].rstrip("\n")
     assert shown.content[0].text.startswith("Topic #2 ")
     assert missing.is_error and "no topic #999" in missing.content[0].text
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
 
 
 def test_the_session_start_briefing_names_active_topics_without_numpy(topics_db: Path):

@@ -26,7 +26,7 @@ from causantic.store.vectors import window_vectors
 from causantic.topics.maintain import TopicSettings, rebuild
 from causantic.transfer.archive import VERSION, export, import_archive
 
-from .conftest import PYTHON, REPO, SHARED_TRANSCRIPTS
+from .conftest import PYTHON, REPO
 
 SMALL_REAL = ["short.jsonl", "subagent.jsonl", "tool_heavy.jsonl"]
 
@@ -54,13 +54,13 @@ def table_rows(db: Path) -> dict[str, list[tuple]]:
 
 
 @pytest.fixture(scope="module")
-def embedded_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def embedded_db(tmp_path_factory: pytest.TempPathFactory, shared_transcripts: Path) -> Path:
     """Three small real sessions, embedded, clustered into topics, one chunk forgotten."""
     folder = tmp_path_factory.mktemp("transfer-embedded")
     src = folder / "transcripts"
     src.mkdir()
     for name in SMALL_REAL:
-        shutil.copy2(SHARED_TRANSCRIPTS / "marot__spotter" / name, src / name)
+        shutil.copy2(shared_transcripts / "marot__spotter" / name, src / name)
     settings = load_settings(db=folder / "memory.db", env={"HOME": str(folder)})
     run_ingest(settings, [src])
     run_embed(settings)
@@ -114,8 +114,8 @@ def test_shared_transcripts_round_trip_and_second_import_changes_nothing(shared_
     assert result.results, "imported chunks must be searchable by keyword"
 
 
-def test_import_then_ingest_of_the_same_transcripts_duplicates_nothing(shared_db: Path,
-                                                                        tmp_path: Path):
+def test_import_then_ingest_of_the_same_transcripts_duplicates_nothing(
+        shared_db: Path, tmp_path: Path, shared_transcripts: Path):
     """Checkpoints are not exported; re-ingesting adopts the imported chunks instead."""
     archive = tmp_path / "all.jsonl.gz"
     with open_store(shared_db, readonly=True) as store:
@@ -123,7 +123,7 @@ def test_import_then_ingest_of_the_same_transcripts_duplicates_nothing(shared_db
     target = tmp_path / "t" / "memory.db"
     import_archive(target, archive)
     settings = load_settings(db=target, env={"HOME": str(tmp_path)})
-    report = run_ingest(settings, [SHARED_TRANSCRIPTS])
+    report = run_ingest(settings, [shared_transcripts])
     assert report.chunks_added == 0
     assert table_rows(shared_db)["chunks"] == table_rows(target)["chunks"]
     conn = apsw.Connection(str(target))

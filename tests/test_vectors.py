@@ -27,7 +27,7 @@ from causantic.store import open_store
 from causantic.store import vectors as vec_store
 from causantic.store.chunks import delete_from
 
-from .conftest import PYTHON, REPO, SAMPLES, SHARED_TRANSCRIPTS
+from .conftest import PYTHON, REPO, SAMPLES
 
 # Small real sessions (spotter fixtures): 16 chunks together, several batches of 2.
 SMALL_REAL = ["short.jsonl", "subagent.jsonl", "tool_heavy.jsonl"]
@@ -42,12 +42,6 @@ def _build(folder: Path, sources: list[Path], embed: bool = True) -> Path:
     return folder / "memory.db"
 
 
-@pytest.fixture(scope="session")
-def samples_embedded(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The bundled samples, ingested and fully embedded (read-only use: copy to write)."""
-    return _build(tmp_path_factory.mktemp("samples-vec"), [SAMPLES])
-
-
 @pytest.fixture
 def samples_copy(samples_embedded: Path, tmp_path: Path) -> Path:
     target = tmp_path / "db" / "memory.db"
@@ -57,13 +51,13 @@ def samples_copy(samples_embedded: Path, tmp_path: Path) -> Path:
 
 
 @pytest.fixture(scope="session")
-def small_real(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def small_real(tmp_path_factory: pytest.TempPathFactory, shared_transcripts: Path) -> Path:
     """A few small real spotter sessions, ingested without vectors."""
     folder = tmp_path_factory.mktemp("small-real")
     src = folder / "transcripts"
     src.mkdir()
     for name in SMALL_REAL:
-        shutil.copy2(SHARED_TRANSCRIPTS / "marot__spotter" / name, src / name)
+        shutil.copy2(shared_transcripts / "marot__spotter" / name, src / name)
     return _build(folder / "db", [src], embed=False)
 
 

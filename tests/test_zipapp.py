@@ -31,6 +31,7 @@ from causantic.markers import MEMORY_CLOSE, MEMORY_OPEN
 from causantic.model import MODEL_ID
 
 from .conftest import PYTHON, REPO, SAMPLES
+from .helpers import mcp_client
 
 #: Resolved at import, before the per-test HOME is swapped in: the machine's build cache.
 BUILD_CACHE = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "causantic-build"
@@ -577,28 +578,17 @@ def test_session_end_hook_ingests_in_the_background_through_the_archive(
     assert chunks > 0
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 @pytest.mark.anyio
 async def test_serve_mcp_from_the_archive_answers_initialize_list_and_a_call(
         archive: Path, warm: Path, shared_db: Path, tmp_path: Path):
-    from mcp.client.session import ClientSession
-    from mcp.client.stdio import StdioServerParameters, stdio_client
-
-    params = StdioServerParameters(command=PYTHON, env=env_for(warm),
-                                   args=["-S", str(archive), "--db", str(shared_db), "serve-mcp"])
-    with open(tmp_path / "server.log", "w") as errlog:
-        async with stdio_client(params, errlog=errlog) as (read, write):
-            async with ClientSession(read, write, read_timeout_seconds=120) as session:
-                init = await session.initialize()
-                assert init.server_info.name == "causantic"
-                tools = {t.name for t in (await session.list_tools()).tools}
-                assert {"search", "recall"} <= tools
-                result = await session.call_tool("search", {"query": "daytona pty streaming",
-                                                            "limit": 3})
+    async with mcp_client(["-S", str(archive), "--db", str(shared_db), "serve-mcp"],
+                          tmp_path / "server.log", env=env_for(warm)) as session:
+        init = await session.initialize()
+        assert init.server_info.name == "causantic"
+        tools = {t.name for t in (await session.list_tools()).tools}
+        assert {"search", "recall"} <= tools
+        result = await session.call_tool("search", {"query": "daytona pty streaming",
+                                                    "limit": 3})
     assert not result.is_error
     assert "daytona" in result.content[0].text.lower()
 
@@ -644,5 +634,13 @@ def test_export_import_peer_import_and_dashboard_run_from_the_archive(
             assert resp.status == 200 and needle in body, (path, resp.status, body[:200])
     finally:
         server.send_signal(signal.SIGINT)
-        out, err = server.communicate(timeout=30)
+        try:
+            out, err = server.communicate(timeout=30)
+        finally:  # a server that did not stop must not leak its pipes into later tests
+            if server.poll() is None:
+                server.kill()
+                server.wait(timeout=10)
+            for pipe in (server.stdout, server.stderr):
+                if pipe:
+                    pipe.close()
     assert server.returncode == 0 and out.strip() == "causantic dashboard stopped.", (out, err)
