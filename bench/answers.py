@@ -271,7 +271,7 @@ class TurnBaselines:
     def _vectors(self) -> tuple[Any, Any]:
         import numpy as np
 
-        from causantic.embed import get_embedder
+        from causantic.model.embedder import get_embedder
 
         if self._windows is not None:
             return self._windows, self._owners
@@ -302,7 +302,7 @@ class TurnBaselines:
         if name == "minilm-turns":
             import numpy as np
 
-            from causantic.embed import get_embedder
+            from causantic.model.embedder import get_embedder
 
             windows, owners = self._vectors()
             best = np.full(len(self.docs), -np.inf, dtype=np.float32)
@@ -549,7 +549,7 @@ def _locomo_dense_keys(baselines: Any, q: Any) -> list[str]:
     """The MiniLM turn ranking of `bench.locomo.TurnBaselines` (best window), 80 deep."""
     import numpy as np
 
-    from causantic.embed import get_embedder
+    from causantic.model.embedder import get_embedder
 
     vectors, owners, keys = baselines._conv_vectors(q.conv)
     scores = np.full(len(keys), -np.inf, dtype=np.float32)

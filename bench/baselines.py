@@ -73,7 +73,7 @@ class DenseIndex:
 
     def __init__(self, docs: Sequence[tuple[str, str]], cache_dir: Path | None = None,
                  model_dir: str | None = None) -> None:
-        from causantic.embed import get_embedder
+        from causantic.model.embedder import get_embedder
 
         self.embedder = get_embedder(model_dir)
         self.ids = [d[0] for d in docs]

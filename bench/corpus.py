@@ -75,7 +75,7 @@ def private_dir(folder: Path) -> Path:
 def redact_function():  # type: ignore[no-untyped-def]
     """The product's redact(text) -> (text, count) with default settings."""
     from causantic.config import load_settings
-    from causantic.pipeline import make_redact
+    from causantic.ingest.run import make_redact
 
     settings = load_settings(db=cache_dir() / "unused.db", env={"HOME": str(cache_dir())})
     return make_redact(settings)
@@ -98,7 +98,7 @@ def _transcripts_key() -> str:
 
 def base_db() -> Path:
     """The shared transcripts ingested once by the normal pipeline (cached)."""
-    from causantic.ingest import ingest_paths
+    from causantic.ingest.pipeline import ingest_paths
     from causantic.store import open_store
 
     path = cache_dir() / f"base-v{GENERATOR_VERSION}-s{schema_version()}-{_transcripts_key()}.db"

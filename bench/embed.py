@@ -98,7 +98,7 @@ def _rss_mb() -> float:
 def worker(tiny: bool) -> dict[str, Any]:
     """Measure in this (fresh) process; returns the numbers as a dict."""
     t0 = time.perf_counter()
-    import causantic.embed as embed_module
+    import causantic.model.embedder as embed_module
 
     rss_start = _rss_mb()
     t1 = time.perf_counter()
@@ -177,7 +177,7 @@ def run(tiny: bool = False) -> dict[str, Any]:
     result = json.loads(proc.stdout.strip().splitlines()[-1])
 
     print_table(f"Embedding model load ({result['model_id']})", [{
-        "import causantic.embed ms": result["import_causantic_embed_ms"],
+        "import causantic.model.embedder ms": result["import_causantic_embed_ms"],
         "import numpy+ort+tokenizers ms": result["import_runtime_ms"],
         "model load ms": result["model_load_ms"],
         "RSS after load MB": result["rss_after_load_mb"],

@@ -114,7 +114,7 @@ def run(tiny: bool = False) -> dict[str, Any]:
     load_before = round(os.getloadavg()[0], 2)
     model = "unavailable"
     try:
-        from causantic.embed import get_embedder
+        from causantic.model.embedder import get_embedder
 
         model = get_embedder().model_id
     except Exception as exc:  # noqa: BLE001 - the bench reports keyword-only instead

@@ -169,7 +169,7 @@ def _with_session_states(source: Path, target: Path) -> Path:
     """A copy of the corpus with every session's state stored, as ingest leaves a real store
     (the synthetic corpus copies chunks only; without stored states the briefing computes
     them on the fly, which is the fallback path, not the normal one)."""
-    from causantic.session_state import refresh
+    from causantic.derive_state import refresh
     from causantic.store import open_store
 
     shutil.copy2(source, target)

@@ -61,7 +61,7 @@ def worker(kind: str, source: Path, folder: Path, tiny: bool) -> dict[str, Any]:
     import resource
 
     from bench.corpus import redact_function
-    from causantic.ingest import ingest_paths
+    from causantic.ingest.pipeline import ingest_paths
     from causantic.store import open_store
 
     redact = redact_function()
@@ -112,10 +112,10 @@ def _embed(db: Path, tiny: bool) -> dict[str, Any]:
     load, so their ratio stays fair on a noisy machine.
     """
     try:
-        from causantic.embedding import embed_pending
+        from causantic.ingest.embed import embed_pending
     except ImportError:
         return {"embed": None}
-    from causantic.embed import get_embedder
+    from causantic.model.embedder import get_embedder
     from causantic.store import open_store
 
     embedder = get_embedder()

@@ -42,7 +42,7 @@ PERMISSIVE = LessonSettings(match="message", unresolved=True, builtin_tools=True
 
 def _ingest_all(db: Path, roots: list[Path]) -> None:
     from causantic.config import Settings
-    from causantic.pipeline import run_ingest
+    from causantic.ingest.run import run_ingest
 
     run_ingest(Settings(home=db.parent, db_path=db, claude_dir=db.parent,
                         config_path=db.parent / "config.toml"), [r for r in roots if r.exists()])
@@ -50,9 +50,9 @@ def _ingest_all(db: Path, roots: list[Path]) -> None:
 
 def replay(roots: list[Path], tiny: bool = False) -> dict[str, Any]:
     """Replay every failed call against earlier sessions and earlier turns (see above)."""
+    from causantic.derive_state import _NOT_ERRORS
     from causantic.lessons.episodes import lessons_from_events, session_events
     from causantic.lessons.surface import error_text, lookup
-    from causantic.session_state import _NOT_ERRORS
     from causantic.store import open_store
     from causantic.store.lessons import replace_session
 
@@ -217,8 +217,8 @@ def compaction(roots: list[Path]) -> list[dict[str, Any]]:
     """What compaction summaries leave out: for every summary in the transcripts, the session
     as stored just before it (the transcript cut at the summary, ingested alone) against the
     summary's text, by `causantic.lessons.compact.dropped`."""
+    from causantic.derive_state import load_state
     from causantic.lessons.compact import dropped
-    from causantic.session_state import load_state
     from causantic.store import open_store
 
     totals = {k: [0, 0] for k in ("files edited", "commands that failed", "open errors",

@@ -30,7 +30,7 @@ Scoring (categories 1-4; 5 is adversarial and excluded as usual). A question is 
   whole inside that prefix. The budget form is the fair one across chunk sizes.
 
 Baselines computed here: BM25 (FTS5, the product's own query builder) and dense MiniLM
-(``causantic.embed``, best window) over single turns; their "returned text" is the turns,
+(``causantic.model.embedder``, best window) over single turns; their "returned text" is the turns,
 each under a one-line date header, joined like search results. Turn vectors are cached.
 """
 
@@ -230,7 +230,7 @@ class LocomoDB:
 
 def build_db(convs: Sequence[Conversation], zip_path: Path = DATA_ZIP) -> LocomoDB:
     """Convert, ingest (cached by data, conversation set and schema) and map chunks to turns."""
-    from causantic.ingest import ingest_paths
+    from causantic.ingest.pipeline import ingest_paths
     from causantic.store import open_store
 
     key = hashlib.sha1()
@@ -305,9 +305,9 @@ def _embed_model() -> str:
     """The model id vectors would be made with here, or '' (part of the cache key)."""
     import importlib.util
 
-    from causantic.embed import available
+    from causantic.model.embedder import available
 
-    if importlib.util.find_spec("causantic.embedding") is None or not available():
+    if importlib.util.find_spec("causantic.ingest.embed") is None or not available():
         return ""
     from causantic.model import MODEL_ID
 
@@ -317,10 +317,10 @@ def _embed_model() -> str:
 def embed_pending(db_path: Path) -> int:
     """Embed the stored chunks with the product's own embed step (0 if it cannot run here)."""
     try:
-        from causantic.embedding import embed_pending as product_embed_pending
+        from causantic.ingest.embed import embed_pending as product_embed_pending
     except ImportError:  # the embedding pipeline has not landed in this checkout
         return 0
-    from causantic.embed import available
+    from causantic.model.embedder import available
     from causantic.store import open_store
 
     if not available():
@@ -410,14 +410,14 @@ class TurnBaselines:
         return self._answer(keys)
 
     def dense_available(self) -> bool:
-        from causantic.embed import available
+        from causantic.model.embedder import available
 
         return available()
 
     def dense(self, q: Question) -> Answer:
         import numpy as np
 
-        from causantic.embed import get_embedder
+        from causantic.model.embedder import get_embedder
 
         vectors, owners, keys = self._conv_vectors(q.conv)
         qv = get_embedder().embed_query(q.question)
@@ -444,7 +444,7 @@ class TurnBaselines:
             return self._vectors, self._owners, self._keys
         import numpy as np
 
-        from causantic.embed import get_embedder
+        from causantic.model.embedder import get_embedder
 
         embedder = get_embedder()
         keys = sorted(self.turns)

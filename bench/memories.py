@@ -43,8 +43,8 @@ TINY_PROJECT = "spotter"
 def _ingest(folder: Path, tiny: bool) -> Path:
     """A keyword-only store of the shared transcripts (redacted), without automatic memories."""
     from causantic.config import load_settings
-    from causantic.ingest import ingest_paths
-    from causantic.pipeline import make_redact
+    from causantic.ingest.pipeline import ingest_paths
+    from causantic.ingest.run import make_redact
     from causantic.store import open_store
 
     db = folder / "memory.db"

@@ -220,8 +220,8 @@ def secret_corpus_rows(tiny: bool) -> list[dict[str, Any]]:
 
     from bench.corpus import redact_function
     from bench.secret_corpus import scan_store, store_bytes, write_corpus
-    from causantic.ingest import ingest_paths
-    from causantic.rescan import rescan
+    from causantic.ingest.pipeline import ingest_paths
+    from causantic.ingest.rescan import rescan
     from causantic.store import open_store
 
     rows = []

@@ -94,7 +94,7 @@ def fuzz(work: Path, files: int, per_file: int) -> dict[str, Any]:
     import re
 
     from causantic.config import load_settings
-    from causantic.pipeline import run_ingest
+    from causantic.ingest.run import run_ingest
 
     folder = work / "fuzz"
     folder.mkdir()

@@ -85,7 +85,7 @@ def build_db(folder: Path, sources: Sequence[Path]) -> Path:
     Reuses the database if a previous build with the same fingerprint completed.
     """
     from causantic.config import load_settings
-    from causantic.pipeline import run_embed, run_ingest
+    from causantic.ingest.run import run_embed, run_ingest
     from causantic.transcripts.discover import discover
 
     files = [tf.path for tf in discover(list(sources))]

@@ -181,7 +181,7 @@ def _database(tmp: Path, tiny: bool) -> tuple[Path, str]:
     """A keyword-only database of the shared transcripts (tiny: the samples) and the working
     directory of its busiest project, for the session-start briefing."""
     from causantic.config import load_settings
-    from causantic.pipeline import run_ingest
+    from causantic.ingest.run import run_ingest
     from causantic.store import open_store
 
     db = tmp / "memory.db"

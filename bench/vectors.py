@@ -90,8 +90,8 @@ def _sample_db(n_chunks: int, folder: Path) -> Path:
 
 def throughput(tiny: bool) -> dict[str, Any]:
     """Bare model vs pipeline on the same chunks, alternating rounds (see the module doc)."""
-    from causantic.embed import get_embedder
-    from causantic.embedding import DEFAULT_BATCH, embed_pending
+    from causantic.ingest.embed import DEFAULT_BATCH, embed_pending
+    from causantic.model.embedder import get_embedder
     from causantic.store import open_store
 
     embedder = get_embedder()
@@ -393,7 +393,7 @@ _RSS_WORKER = """
 import shutil, sys, tempfile
 from pathlib import Path
 from causantic.store import open_store
-from causantic.embedding import embed_pending
+from causantic.ingest.embed import embed_pending
 from causantic.retrieval.search import search
 src, n = Path(sys.argv[1]), int(sys.argv[2])
 with tempfile.TemporaryDirectory() as tmp:

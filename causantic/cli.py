@@ -28,7 +28,7 @@ Handler = Callable[["argparse.Namespace", Settings], int]
 
 
 def cmd_ingest(args: argparse.Namespace, settings: Settings) -> int:
-    from causantic.pipeline import run_ingest
+    from causantic.ingest.run import run_ingest
 
     paths = [Path(p) for p in args.paths] if args.paths else [settings.projects_dir]
     if not args.paths and not settings.projects_dir.exists():
@@ -39,7 +39,7 @@ def cmd_ingest(args: argparse.Namespace, settings: Settings) -> int:
     report = run_ingest(settings, paths, progress=not args.json)
     embedded, why_not = None, None
     if not args.no_embed:
-        from causantic.pipeline import run_embed
+        from causantic.ingest.run import run_embed
 
         try:
             embedded = run_embed(settings, progress=not args.json)
@@ -52,7 +52,7 @@ def cmd_ingest(args: argparse.Namespace, settings: Settings) -> int:
     else:
         print(report_line(report))
         if embedded is not None and embedded.todo:
-            from causantic.embedding import summary
+            from causantic.ingest.embed import summary
 
             print(summary(embedded))
         for problem in report.problems:
@@ -64,8 +64,8 @@ def cmd_ingest(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_embed(args: argparse.Namespace, settings: Settings) -> int:
-    from causantic.embedding import summary
-    from causantic.pipeline import run_embed
+    from causantic.ingest.embed import summary
+    from causantic.ingest.run import run_embed
 
     report = run_embed(settings, progress=not args.json,
                        reindex=args.reindex, limit=args.limit)
@@ -329,7 +329,7 @@ def cmd_forget(args: argparse.Namespace, settings: Settings) -> int:
 
 def cmd_redact(args: argparse.Namespace, settings: Settings) -> int:
     from causantic.errors import UsageError
-    from causantic.pipeline import make_redact
+    from causantic.ingest.run import make_redact
 
     redact = make_redact(settings)
     if not args.rescan:
@@ -338,7 +338,7 @@ def cmd_redact(args: argparse.Namespace, settings: Settings) -> int:
         text = sys.stdin.read()
         print(redact(text)[0], end="")
         return 0
-    from causantic.rescan import rescan
+    from causantic.ingest.rescan import rescan
     from causantic.store import open_store
 
     if not settings.db_path.exists():

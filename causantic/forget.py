@@ -200,8 +200,8 @@ def _vector_scores(
     conn: apsw.Connection, query: str, project: str | None, model_dir: Path | None
 ) -> dict[int, float] | None:
     """chunk rowid -> best-window cosine, or None when vectors cannot be used here."""
-    from causantic import embed
     from causantic.model import MODEL_ID
+    from causantic.model import embedder as embed
     from causantic.store import vectors
 
     if not vectors.table_exists(conn, vectors.META_TABLE) or not vectors.has_model(conn, MODEL_ID):

@@ -133,7 +133,7 @@ def samples_embedded(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The bundled samples ingested and embedded with the real model, once per run (read-only
     use: copy to write)."""
     from causantic.config import load_settings
-    from causantic.pipeline import run_embed
+    from causantic.ingest.run import run_embed
 
     folder = tmp_path_factory.mktemp("samples-vec")
     ingest(folder / "memory.db", SAMPLES, home=folder)

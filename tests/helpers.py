@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from mcp.client.session import ClientSession
 
-    from causantic.ingest import IngestReport
+    from causantic.ingest.pipeline import IngestReport
 
 REPO = Path(__file__).resolve().parent.parent
 PYTHON = sys.executable
@@ -35,7 +35,7 @@ def ingest(db: Path, *paths: Path, home: Path | None = None) -> IngestReport:
     ``home`` replaces the environment (as ``HOME``) for fixtures built outside one test's
     private home; without it the test's own environment is read."""
     from causantic.config import load_settings
-    from causantic.pipeline import run_ingest
+    from causantic.ingest.run import run_ingest
 
     env = None if home is None else {"HOME": str(home)}
     return run_ingest(load_settings(db=db, env=env), list(paths))

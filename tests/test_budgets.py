@@ -15,7 +15,7 @@ from pathlib import Path
 import apsw
 import pytest
 
-import causantic.ingest as ingest_module
+import causantic.ingest.pipeline as ingest_module
 from causantic.claude import deferred, hooks
 from causantic.config import load_settings
 from causantic.errors import DatabaseBusy, DatabaseCorrupt
@@ -339,7 +339,7 @@ def test_a_large_database_is_checked_before_ingest_at_most_every_few_hours(
 ):
     """quick_check reads every page (~1.5 s CPU at 100k chunks): small files are checked on
     every ingest, large ones when the last check is over INTEGRITY_EVERY_S old."""
-    from causantic import pipeline
+    from causantic.ingest import run as pipeline
 
     settings = load_settings(db=tmp_path / "m.db")
     assert pipeline.integrity_due(settings)  # no file yet
@@ -357,7 +357,7 @@ def test_ingest_waits_for_another_writers_long_transaction(tmp_path: Path,
                                                            monkeypatch: pytest.MonkeyPatch):
     """Three of four concurrent writers failed in bench.robustness: another writer's long
     transaction outlasted the busy timeout. A batch now waits (with backoff) and then writes."""
-    from causantic.pipeline import run_ingest
+    from causantic.ingest.run import run_ingest
 
     monkeypatch.setattr(store_db, "BUSY_TIMEOUT_MS", 200)
     settings = load_settings(db=tmp_path / "m.db")
@@ -385,7 +385,7 @@ def test_doctor_on_a_file_failing_its_integrity_check_says_damaged_first(shared_
 def test_a_transcript_whose_name_is_not_utf8_is_one_clear_problem(tmp_path: Path):
     """Found inside a folder (not given as an argument): the rest is ingested, the file is
     named with the reason, not "'utf-8' codec can't encode character"."""
-    from causantic.pipeline import run_ingest
+    from causantic.ingest.run import run_ingest
 
     folder = tmp_path / "p"
     shutil.copytree(SAMPLES, folder)

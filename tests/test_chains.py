@@ -9,8 +9,8 @@ import apsw
 import pytest
 
 from causantic import cli
-from causantic.chunking import approx_tokens
 from causantic.errors import UsageError
+from causantic.ingest.chunking import approx_tokens
 from causantic.retrieval import chains
 from causantic.retrieval.chains import predict, recall, walk
 from causantic.retrieval.render import SHORTENED

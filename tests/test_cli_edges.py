@@ -19,7 +19,7 @@ import pytest
 from causantic.cli import build_parser, report_line
 from causantic.config import load_settings
 from causantic.errors import Interrupted
-from causantic.ingest import IngestReport
+from causantic.ingest.pipeline import IngestReport
 from causantic.progress import ProgressLine
 from causantic.retrieval.browse import SessionInfo, render_sessions
 from causantic.store import open_store
@@ -202,7 +202,7 @@ def test_ingest_into_a_pipe_shows_progress_without_escape_codes(tmp_path: Path):
 
 
 def test_an_interrupted_ingest_says_what_it_kept(tmp_path: Path, monkeypatch):
-    import causantic.pipeline as pipeline
+    import causantic.ingest.run as pipeline
 
     def stopped_after_two_files(store, paths, redact, on_file, **options):  # the real callback
         report = IngestReport(files=5)

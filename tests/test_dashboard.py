@@ -32,7 +32,7 @@ import pytest
 
 from causantic.config import load_settings
 from causantic.dashboard.server import _loopback, static_file
-from causantic.pipeline import run_embed, run_ingest
+from causantic.ingest.run import run_embed, run_ingest
 from causantic.retrieval.search import search
 from causantic.store import open_store
 from causantic.topics.maintain import TopicSettings, rebuild

@@ -14,9 +14,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from causantic import embed
 from causantic.errors import ModelUnavailable
 from causantic.model import DIM, MAX_TOKENS, MODEL_ID, build
+from causantic.model import embedder as embed
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 # The real wheel cache, taken before any fixture points HOME at a temporary directory, so a
@@ -90,7 +90,7 @@ def test_the_same_text_gives_identical_bytes_in_a_separate_process(embedder: emb
     texts = ["the shell hung on exit", "SQLITE_BUSY in store/chunks.py line 42", _long_real_text()[:6000]]
     code = (
         "import json\n"
-        "from causantic.embed import get_embedder\n"
+        "from causantic.model.embedder import get_embedder\n"
         f"e = get_embedder({str(model_files)!r})\n"
         f"print(json.dumps([e.embed_windows(t).tobytes().hex() for t in {texts!r}]))\n"
     )
@@ -180,10 +180,10 @@ def test_a_damaged_model_directory_raises_model_unavailable_naming_the_fix(
 
 
 def test_importing_embed_pulls_in_no_numerical_runtime():
-    """Hooks import causantic.embed to check availability; that must cost no numpy/onnxruntime."""
+    """Hooks import causantic.model.embedder to check availability; that must cost no numpy/onnxruntime."""
     proc = _python(
-        "import sys, json, causantic.embed, causantic.model\n"
-        "causantic.embed.available()\n"
+        "import sys, json, causantic.model.embedder, causantic.model\n"
+        "causantic.model.embedder.available()\n"
         "print(json.dumps(sorted(m for m in ('numpy', 'onnxruntime', 'tokenizers', 'onnx')"
         " if m in sys.modules)))\n"
     )
@@ -197,7 +197,7 @@ def test_embedding_writes_no_telemetry_under_home(model_files: Path, tmp_path: P
     home.mkdir()
     env["HOME"] = str(home)
     proc = _python(
-        "from causantic.embed import get_embedder\n"
+        "from causantic.model.embedder import get_embedder\n"
         f"print(get_embedder({str(model_files)!r}).embed_query('hello').shape)\n", env=env)
     assert proc.stdout.strip() == "(384,)"
     assert sorted(p.relative_to(home).as_posix() for p in home.rglob("*")) == []

@@ -11,7 +11,7 @@ import pytest
 from causantic.config import load_settings
 from causantic.errors import UsageError
 from causantic.forget import forget
-from causantic.pipeline import run_ingest
+from causantic.ingest.run import run_ingest
 from causantic.store import open_store
 
 from .conftest import PYTHON, SAMPLES
@@ -126,7 +126,7 @@ def test_query_forget_without_vectors_scores_by_term_coverage(shared_db_copy: Pa
 
 def test_forget_removes_vectors(tmp_path: Path):
     """Forgotten text must not survive as a vector that still matches queries."""
-    from causantic.pipeline import run_embed
+    from causantic.ingest.run import run_embed
     from causantic.store import vectors
 
     settings = load_settings(db=tmp_path / "m.db")

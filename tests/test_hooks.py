@@ -194,7 +194,7 @@ def test_session_start_loads_the_stored_state_without_compiling_patterns(samples
         "from causantic.cli import main\n"
         f"rc = main(['--db', {str(samples_db)!r}, 'hook', 'session-start'])\n"
         "sys.stdout.flush()\n"
-        "from causantic import session_state as s\n"
+        "from causantic import derive_state as s\n"
         "patterns = {k: v for k, v in vars(s).items() if k.endswith('_RE')}\n"
         "patterns.update((f'ACTIONS {k}', v) for k, v in s.ACTIONS)\n"
         "used = [k for k, v in patterns.items() if not isinstance(v, s._LazyPattern)"

@@ -20,8 +20,8 @@ from pathlib import Path
 import pytest
 
 from causantic.config import load_settings
-from causantic.embedding import embed_pending
-from causantic.pipeline import run_embed, run_ingest
+from causantic.ingest.embed import embed_pending
+from causantic.ingest.run import run_embed, run_ingest
 from causantic.retrieval import fusion
 from causantic.retrieval.search import search
 from causantic.store import open_store

@@ -8,8 +8,8 @@ import shutil
 from pathlib import Path
 
 from causantic.config import load_settings
+from causantic.ingest.run import run_ingest
 from causantic.markers import wrap_memory
-from causantic.pipeline import run_ingest
 from causantic.retrieval.search import search
 from causantic.store import open_store
 from causantic.transcripts.hygiene import is_own_tool, strip_memory, strip_terminal

@@ -20,7 +20,7 @@ import pytest
 
 from causantic.cli import main
 from causantic.config import load_settings, peer_store_path
-from causantic.pipeline import run_ingest
+from causantic.ingest.run import run_ingest
 from causantic.retrieval.search import search
 from causantic.store import open_store
 

@@ -153,7 +153,7 @@ def test_samples_chain_through_sub_agent_and_continued_session(tmp_path: Path):
 def test_batch_size_does_not_change_the_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     """One transaction per session (and its sub-agents) or one for everything: same rows,
     links and session states."""
-    import causantic.ingest as ingest_module
+    import causantic.ingest.pipeline as ingest_module
 
     def states(db: Path) -> list:
         conn = apsw.Connection(str(db))
@@ -194,10 +194,10 @@ _KILL_SCRIPT = """
 import os, sys, signal
 from pathlib import Path
 from causantic.config import load_settings
-from causantic.pipeline import make_redact
+from causantic.ingest.run import make_redact
 from causantic.store import open_store
-from causantic.ingest import ingest_paths
-import causantic.ingest as ingest
+from causantic.ingest.pipeline import ingest_paths
+import causantic.ingest.pipeline as ingest
 settings = load_settings(db=sys.argv[1])
 kill_after = int(sys.argv[3])
 mid = len(sys.argv) > 4  # inside the write transaction, half way through a batch

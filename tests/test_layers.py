@@ -4,9 +4,9 @@ A module may import its own layer or a lower one, never a higher one:
 
     entry  cli, __main__, _bootstrap: argument parsing, dispatch, the zipapp's start
     front  mcp_server, mcp_front, mcp_answers, claude/, dashboard/: one client each
-    app    retrieval/, ingest and its steps, memory/, lessons/, topics/, transfer/, ...
+    app    retrieval/, ingest/, memory/, lessons/, topics/, transfer/, ...
     store  store/: the SQLite file; all SQL for the schema lives here
-    leaf   errors, records, config, transcripts/, redact, embed, model/, ...: no SQLite
+    leaf   errors, records, config, transcripts/, redact, model/, ...: no SQLite
 
 Imports inside functions count too: deferring an import keeps a hook fast, it does not make
 an upward dependency right. The few that are allowed are in DEFERRED_OK with their reason.
@@ -29,13 +29,12 @@ LAYERS: dict[str, int] = {
     "cli": ENTRY, "__main__": ENTRY, "_bootstrap": ENTRY,
     "mcp_server": FRONT, "mcp_front": FRONT, "mcp_answers": FRONT,
     "claude": FRONT, "dashboard": FRONT,
-    "retrieval": APP, "ingest": APP, "pipeline": APP, "chunking": APP, "scrub": APP,
-    "linking": APP, "session_state": APP, "memory": APP, "lessons": APP, "topics": APP,
-    "transfer": APP, "forget": APP, "rescan": APP, "embedding": APP, "scorecard": APP,
+    "retrieval": APP, "ingest": APP, "derive_state": APP, "memory": APP, "lessons": APP, "topics": APP,
+    "transfer": APP, "forget": APP, "scorecard": APP,
     "store": STORE,
     "": LEAF, "errors": LEAF, "records": LEAF, "tokens": LEAF, "markers": LEAF,
     "wording": LEAF, "timestamps": LEAF, "progress": LEAF, "fsutil": LEAF, "config": LEAF, "redact": LEAF,
-    "chunk": LEAF, "transcripts": LEAF, "embed": LEAF, "model": LEAF, "buildinfo": LEAF,
+    "chunk": LEAF, "transcripts": LEAF, "model": LEAF, "buildinfo": LEAF,
 }
 
 #: Upward imports allowed, each deferred (inside a function) for a stated reason.

@@ -151,7 +151,7 @@ def test_reingest_finds_the_same_automatic_observations(shared_transcripts: Path
                                                         tmp_path: Path):
     """A clean ingest and a second ingest of a rewritten copy give the same memories."""
     from causantic.config import load_settings
-    from causantic.pipeline import run_ingest
+    from causantic.ingest.run import run_ingest
 
     copy = tmp_path / "t"
     shutil.copytree(shared_transcripts / "marot__spotter", copy)

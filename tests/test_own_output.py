@@ -22,8 +22,8 @@ from pathlib import Path
 import pytest
 
 from causantic.config import load_settings
+from causantic.ingest.run import run_embed, run_ingest
 from causantic.markers import wrap_memory
-from causantic.pipeline import run_embed, run_ingest
 from causantic.retrieval.chains import recall
 from causantic.retrieval.reconstruct import briefing, reconstruct
 from causantic.retrieval.search import search

@@ -18,7 +18,7 @@ import pytest
 
 from causantic.config import load_settings
 from causantic.errors import UsageError
-from causantic.pipeline import run_ingest
+from causantic.ingest.run import run_ingest
 from causantic.retrieval.projects import project_at, resolve_project
 from causantic.store import open_store
 

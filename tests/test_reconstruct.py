@@ -11,8 +11,8 @@ import apsw
 import pytest
 
 from causantic import cli
-from causantic.chunking import approx_tokens
 from causantic.errors import UsageError
+from causantic.ingest.chunking import approx_tokens
 from causantic.retrieval.reconstruct import briefing, reconstruct
 
 from .conftest import PYTHON, REPO

@@ -82,7 +82,7 @@ def test_json_shape_follows_the_design_contract(shared_db: Path):
 def test_identical_chunks_do_not_crowd_results(tmp_path: Path):
     """The same tool output twice is shown once (read time only; both stay stored)."""
     from causantic.config import load_settings
-    from causantic.pipeline import run_ingest
+    from causantic.ingest.run import run_ingest
 
     from .conftest import SAMPLES
 

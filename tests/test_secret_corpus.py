@@ -17,13 +17,13 @@ import numpy as np
 import pytest
 
 from bench.secret_corpus import scan_store, store_bytes, write_corpus
-from causantic.chunking import chunk_turn
 from causantic.cli import main as cli_main
 from causantic.config import load_settings
-from causantic.ingest import ingest_paths
-from causantic.pipeline import make_redact
+from causantic.ingest.chunking import chunk_turn
+from causantic.ingest.pipeline import ingest_paths
+from causantic.ingest.rescan import needs_rescan, rescan
+from causantic.ingest.run import make_redact
 from causantic.redact import RULES_VERSION
-from causantic.rescan import needs_rescan, rescan
 from causantic.store import open_store
 from causantic.store import vectors as vec_store
 from causantic.store.redaction import rules_version

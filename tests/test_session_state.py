@@ -9,7 +9,7 @@ from pathlib import Path
 import apsw
 import pytest
 
-from causantic.session_state import compute_state, load_state, refresh, same_command
+from causantic.derive_state import compute_state, load_state, refresh, same_command
 from causantic.store import open_store
 
 from .conftest import SAMPLES

@@ -20,7 +20,7 @@ import pytest
 from causantic.cli import main as cli_main
 from causantic.config import SearchSettings, load_settings
 from causantic.errors import CausanticError, UsageError
-from causantic.pipeline import run_embed, run_ingest
+from causantic.ingest.run import run_embed, run_ingest
 from causantic.retrieval import expand as expand_mod
 from causantic.retrieval.search import search
 from causantic.store import open_store

@@ -277,7 +277,7 @@ def test_long_tool_output_keeps_its_first_error_lines_whatever_the_characters():
     """The word search behind trim_output finds the same lines as the error-line regex."""
     import re
 
-    from causantic.chunking import _ERROR_LINE_RE, _error_lines, trim_output
+    from causantic.ingest.chunking import _ERROR_LINE_RE, _error_lines, trim_output
 
     middle = ["ok"] * 5 + ["  FAILED tests/x.py", "ok", "Error: boom; another error", "cannot open"]
     out = trim_output("\n".join(["head"] * 15 + middle * 4 + ["tail"] * 8), "Bash", False)

@@ -18,7 +18,7 @@ import pytest
 
 from causantic.cli import main
 from causantic.config import load_settings
-from causantic.pipeline import run_embed, run_ingest
+from causantic.ingest.run import run_embed, run_ingest
 from causantic.retrieval.search import search
 from causantic.store import open_store
 from causantic.store import transfer as sql

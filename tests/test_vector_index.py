@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from causantic.embedding import embed_pending
+from causantic.ingest.embed import embed_pending
 from causantic.model import MODEL_ID
 from causantic.retrieval import vector as vector_mod
 from causantic.store import open_store, vector_index

@@ -18,11 +18,11 @@ import numpy as np
 import pytest
 
 from causantic.config import load_settings
-from causantic.embed import get_embedder
-from causantic.embedding import embed_pending
 from causantic.errors import ModelUnavailable
+from causantic.ingest.embed import embed_pending
+from causantic.ingest.run import run_embed, run_ingest
 from causantic.model import MODEL_ID
-from causantic.pipeline import run_embed, run_ingest
+from causantic.model.embedder import get_embedder
 from causantic.store import open_store
 from causantic.store import vectors as vec_store
 from causantic.store.chunks import delete_from
@@ -222,7 +222,7 @@ def test_embed_resumes_after_a_kill_without_redoing_committed_work(small_real: P
     assert total >= 12
     script = (
         "import sys; from pathlib import Path; from causantic.store import open_store;"
-        "from causantic.embedding import embed_pending\n"
+        "from causantic.ingest.embed import embed_pending\n"
         "with open_store(Path(sys.argv[1])) as s: embed_pending(s, batch_size=2)\n"
     )
     env = {**os.environ, "PYTHONPATH": str(REPO)}

@@ -120,8 +120,8 @@ def _database(settings: Settings) -> list[Check]:
 
 def _redaction(conn) -> Check | None:
     """A warning when stored text went through older redaction rules than the current ones."""
+    from causantic.ingest.rescan import needs_rescan
     from causantic.redact import RULES_VERSION
-    from causantic.rescan import needs_rescan
     from causantic.store.redaction import rules_version
 
     if not needs_rescan(conn):
@@ -141,7 +141,7 @@ def _model(settings: Settings) -> Check:
         verified = load_verified(settings.model_dir)
     except CausanticError as exc:
         return Check("model", "problem", f"{exc} (search falls back to keywords meanwhile)")
-    from causantic import embed
+    from causantic.model import embedder as embed
 
     if not embed.available(settings.model_dir):
         return Check("model", "problem", "the model files are fine but numpy, onnxruntime or "

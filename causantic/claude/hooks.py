@@ -540,7 +540,7 @@ def _ingest_or_defer(settings: Settings, path: Path, paths: list[Path], session_
     left for the next worker (see `causantic.claude.deferred`) and DatabaseBusy raised."""
     from causantic.claude import deferred
     from causantic.errors import DatabaseBusy
-    from causantic.pipeline import run_ingest
+    from causantic.ingest.run import run_ingest
 
     try:
         report = deferred.with_backoff(lambda: run_ingest(settings, paths))
@@ -556,7 +556,7 @@ def _ingest_pending(settings: Settings, current: Path) -> int:
     """Ingest transcripts earlier workers left behind; the number still pending."""
     from causantic.claude import deferred
     from causantic.errors import DatabaseBusy
-    from causantic.pipeline import run_ingest
+    from causantic.ingest.run import run_ingest
 
     left = 0
     for path, _session in deferred.pending(settings.home):
@@ -575,12 +575,12 @@ def _ingest_pending(settings: Settings, current: Path) -> int:
 
 def _embed_pending(settings: Settings) -> int | str:
     """Embed chunks without vectors; the count, or why not (a missing model is not a failure)."""
-    from causantic import embed
     from causantic.errors import CausanticError
+    from causantic.model import embedder as embed
 
     if not embed.available(settings.model_dir):
         return "model not available"
-    from causantic.pipeline import run_embed
+    from causantic.ingest.run import run_embed
 
     try:
         return int(run_embed(settings).embedded)

@@ -2,7 +2,7 @@
 
 On `SessionStart` with source `compact`, Claude continues from a summary written by the
 model. `dropped` compares that summary with what causantic recorded of the same session
-(`causantic.session_state`): files edited, commands that failed, errors still open, the open
+(`causantic.derive_state`): files edited, commands that failed, errors still open, the open
 todo list and the last request. Whatever the summary does not mention is returned, and
 `render` turns it into a short block for the session-start context. No LLM: "mentioned" means
 the file's name, the command's program, enough of the error's or todo's
@@ -24,7 +24,7 @@ from causantic.tokens import clip_line
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from causantic.session_state import SessionState
+    from causantic.derive_state import SessionState
 
 TAIL_BYTES = 4 << 20
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]{2,}")
@@ -146,7 +146,7 @@ def render(d: Dropped, max_chars: int) -> str:
 def restore_block(conn: object, session_id: str, transcript: str, max_chars: int) -> str:
     """The block for a `compact` session start: this session's stored state minus what the
     newest summary (from the transcript, else the newest stored summary chunk) mentions."""
-    from causantic.session_state import load_state
+    from causantic.derive_state import load_state
     from causantic.store.session_state import latest_summary
 
     if not session_id:

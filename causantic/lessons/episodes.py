@@ -4,7 +4,7 @@ For every distinct error signature (see `causantic.lessons.signature`) in a sess
 first and last happened, the failed attempts (each failing command or file, oldest first),
 and, if something later resolved it, what: the resolving call (the same command or tool
 succeeding, an edit of a file the error names, or the assistant saying it was fixed, the rules
-of `causantic.session_state`), the files edited between the last failure and the fix, other
+of `causantic.derive_state`), the files edited between the last failure and the fix, other
 commands that changed things on the way (`npm install`, `go mod tidy`), the first commit that
 followed, and the chunk ids of each. Errors nothing resolved are kept as "seen, never solved".
 
@@ -21,7 +21,7 @@ from collections import deque
 
 import apsw
 
-from causantic import session_state as st
+from causantic import derive_state as st
 from causantic.lessons.signature import Signature, digest, error_line
 from causantic.store import lessons as table
 from causantic.store.lessons import LessonRow

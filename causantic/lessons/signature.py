@@ -106,7 +106,7 @@ _TRIVIAL_LINE = r"^(exit code \d+|\[\w+\] \$ .*|error:?)$"
 
 
 def is_error_line(line: str) -> bool:
-    """Whether a line of output looks like it reports an error (as `causantic.session_state`
+    """Whether a line of output looks like it reports an error (as `causantic.derive_state`
     decides which line of a failed command is its message)."""
     return bool(_rx(_ERROR_LINE, re.I).search(line))
 

@@ -31,8 +31,8 @@ def _writable(settings: Settings):
 
 
 def cmd_remember(args: argparse.Namespace, settings: Settings) -> int:
+    from causantic.ingest.run import make_redact
     from causantic.memory.observe import observe
-    from causantic.pipeline import make_redact
 
     text = " ".join(args.text)
     if text.strip() == "-":

@@ -237,7 +237,7 @@ def embed_memories(
     if not todo:
         return 0
     if embedder is None:
-        from causantic import embed
+        from causantic.model import embedder as embed
 
         if only_if_available and not embed.available(model_dir):
             return -1

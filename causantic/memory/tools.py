@@ -46,8 +46,8 @@ def add_tools(mcp: MCPServer, tool: Callable[..., Any], settings: Settings,
             "Chunk ids the statement rests on (from search/reflect)."))] = None,
     ) -> str:
         """Remember something for future sessions: a user's standing instruction ("always use pnpm"), a decision and its reason, a hard-won fix, or an insight/procedure you drew after `reflect`. Stored locally, shown in session briefings and in search results. An exact repeat is counted, not duplicated."""
+        from causantic.ingest.run import make_redact
         from causantic.memory.observe import observe as run
-        from causantic.pipeline import make_redact
 
         origin = "reflection" if observation_type in ("insight", "procedure") and cites else "explicit"
         with errors(), writable() as store:

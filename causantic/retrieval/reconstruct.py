@@ -28,11 +28,11 @@ from datetime import datetime
 import apsw
 
 from causantic.config import ANSWER_TOKENS, HARD_INJECTION_CAP, SESSION_START_CHARS
+from causantic.derive_state import SessionState, load_state
 from causantic.errors import UsageError
 from causantic.retrieval import render
 from causantic.retrieval.projects import resolve_project
 from causantic.retrieval.render import Answer, Hit, short_time
-from causantic.session_state import SessionState, load_state
 from causantic.store import timeline
 from causantic.store.projects import has_chunks
 from causantic.timestamps import days_ago, iso_utc, parse_when

@@ -111,8 +111,8 @@ def query_vector(text: str, model_dir: str | None = None) -> np.ndarray:
         if hit is not None:
             _query_cache.move_to_end(key)
             return hit
-    from causantic.embed import get_embedder
     from causantic.errors import ModelUnavailable
+    from causantic.model.embedder import get_embedder
 
     try:
         vec = get_embedder(model_dir).embed_query(text)

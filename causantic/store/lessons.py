@@ -83,7 +83,7 @@ EventChunk.__doc__ = "One chunk of a session, as its tool results and texts are 
 
 
 def event_chunks(conn: apsw.Connection, session_id: str) -> list[EventChunk]:
-    """Every chunk of the session in reading order (as `causantic.session_state` reads them)."""
+    """Every chunk of the session in reading order (as `causantic.derive_state` reads them)."""
     return [EventChunk(*r) for r in conn.execute(
         "SELECT id, agent_id, start_time, text FROM chunks WHERE session_id = ?"
         " ORDER BY start_time, agent_id != '', agent_id, offset, part",

@@ -222,7 +222,7 @@ def create_vector_meta(conn: apsw.Connection) -> None:
 
 @migration
 def create_session_state(conn: apsw.Connection) -> None:
-    """Per-session state derived from chunks (issue 4; see `causantic.session_state`).
+    """Per-session state derived from chunks (issue 4; see `causantic.derive_state`).
 
     One JSON document per session with the chunk count and end time it was computed from, so
     a reader can tell a stale row and recompute. Deleting any chunk of a session drops its
@@ -237,7 +237,7 @@ def create_session_state(conn: apsw.Connection) -> None:
             start_time TEXT NOT NULL,
             end_time TEXT NOT NULL,
             chunks INTEGER NOT NULL,               -- chunks it was computed from
-            state TEXT NOT NULL,                   -- JSON (causantic.session_state)
+            state TEXT NOT NULL,                   -- JSON (causantic.derive_state)
             computed_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ','now'))
         ) WITHOUT ROWID;
         CREATE INDEX session_state_by_project ON session_state(project, end_time);

@@ -1,6 +1,6 @@
 """The session_state table: one JSON document per session, derived from its chunks.
 
-The document is whatever `causantic.session_state` computes; this module only stores it
+The document is whatever `causantic.derive_state` computes; this module only stores it
 with the chunk count and end time it was computed from, so readers can tell a stale row.
 """
 

@@ -25,7 +25,7 @@ Rebuild
 
 Between rebuilds
 ----------------
-The embed step (`causantic.embedding.embed_pending`) hands each batch of freshly embedded
+The embed step (`causantic.ingest.embed.embed_pending`) hands each batch of freshly embedded
 chunks to an `Assigner`: each chunk joins its nearest topic centroid if the angular distance
 is within the threshold (``[topics] threshold`` in config.toml), else stays unassigned.
 Centroids do not move; the next rebuild recomputes everything.

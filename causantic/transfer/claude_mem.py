@@ -52,7 +52,7 @@ def import_database(settings: Settings, path: Path, *, dry_run: bool = False) ->
     ------
     UsageError : not a SQLite file, or not a claude-mem database.
     """
-    from causantic.pipeline import make_redact
+    from causantic.ingest.run import make_redact
 
     sessions, records, counts = read(path)
     report = ForeignReport(SOURCE, str(path), dry_run=dry_run, read=counts)

@@ -23,8 +23,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from causantic.chunking import Chunk, Redact
-from causantic.linking import link_session
+from causantic.ingest.chunking import Chunk, Redact
+from causantic.ingest.linking import link_session
 from causantic.store.chunks import forgotten_keys, insert_chunks
 from causantic.store.db import Store
 from causantic.store.sessions import SessionRow, upsert_session

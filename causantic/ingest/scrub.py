@@ -14,7 +14,7 @@ of that structure in place, right after parsing, so no later step can forget to:
 - titles (``summary``/``custom-title`` records), working directories, branches and todos.
 
 `scrub_value` does the same for any JSON-like value (session states, `causantic redact
---rescan`). The redact function is passed in (`causantic.pipeline.make_redact`), so this module
+--rescan`). The redact function is passed in (`causantic.ingest.run.make_redact`), so this module
 needs only the standard library and the transcript dataclasses.
 """
 
@@ -83,7 +83,7 @@ _HEAD_MARGIN = 1024
 def _head_lines(block: Block) -> int | None:
     """How many lines of the block's text rendering can show, if it shows only a head.
 
-    Mirrors `causantic.chunking.trim_output`: a successful Read shows its first 8 lines. Read
+    Mirrors `causantic.ingest.chunking.trim_output`: a successful Read shows its first 8 lines. Read
     results are half of all transcript text, and most of it is never shown.
     """
     if block.kind == "tool_result" and block.name == "Read" and not block.is_error:

@@ -32,12 +32,12 @@ from pathlib import Path
 
 import apsw
 
-from causantic.chunking import DEFAULT_MAX_TOKENS, Chunk, chunk_turn
+from causantic.derive_state import refresh as refresh_session_states
 from causantic.errors import DatabaseBusy, UsageError
+from causantic.ingest.chunking import DEFAULT_MAX_TOKENS, Chunk, chunk_turn
+from causantic.ingest.linking import link_project_continuations, link_session
+from causantic.ingest.scrub import scrub_parsed
 from causantic.lessons.episodes import refresh as refresh_lessons
-from causantic.linking import link_project_continuations, link_session
-from causantic.scrub import scrub_parsed
-from causantic.session_state import refresh as refresh_session_states
 from causantic.store import files as file_table
 from causantic.store.chunks import delete_from, forgotten_keys, insert_chunks
 from causantic.store.db import Store

@@ -9,10 +9,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from causantic.config import Settings
-from causantic.embedding import EmbedReport
 from causantic.errors import Interrupted
 from causantic.fsutil import file_lock
-from causantic.ingest import IngestReport, ingest_paths
+from causantic.ingest.embed import EmbedReport
+from causantic.ingest.pipeline import IngestReport, ingest_paths
 from causantic.progress import ProgressLine
 from causantic.redact import Redactor
 from causantic.store import open_store
@@ -134,7 +134,7 @@ def run_embed(settings: Settings, *, progress: bool = False, reindex: bool = Fal
     Raises ModelUnavailable (a CausanticError) when the model or sqlite-vec cannot load, and
     Interrupted (Ctrl-C) saying how many chunks were kept (vectors commit batch by batch).
     """
-    from causantic.embedding import embed_pending
+    from causantic.ingest.embed import embed_pending
 
     line = ProgressLine() if progress else None
     done = [0, 0]

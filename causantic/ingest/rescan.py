@@ -29,8 +29,8 @@ from dataclasses import dataclass, field
 
 import apsw
 
+from causantic.ingest.scrub import scrub_value
 from causantic.redact import RULES_VERSION
-from causantic.scrub import scrub_value
 from causantic.store import redaction as table
 from causantic.store.db import Store
 

@@ -23,7 +23,7 @@ from collections.abc import Callable
 from typing import Any
 
 from causantic.chunk import Chunk  # re-exported: the type lives in a leaf the store can import
-from causantic.scrub import scrub_turn
+from causantic.ingest.scrub import scrub_turn
 from causantic.tokens import approx_tokens, chars_for_tokens, clip  # approx_tokens: re-exported
 from causantic.transcripts.hygiene import strip_terminal
 from causantic.transcripts.turns import Block, Turn, is_agent_tool, tool_files
@@ -54,7 +54,7 @@ def chunk_turn(
     A turn whose stream has no timestamp at all gets ``fallback_time`` (ingest passes the
     file's modification time; never the epoch).
 
-    The turn's blocks are redacted whole first (`causantic.scrub`), before output is trimmed
+    The turn's blocks are redacted whole first (`causantic.ingest.scrub`), before output is trimmed
     or split, so no part of a secret survives a cut; ingest has already done that for the
     whole file (the blocks then carry their counts), and the rendered text is made only of
     redacted blocks, so it is not scanned again.
@@ -244,7 +244,7 @@ def _error_lines(text: str, limit: int) -> list[str]:
 
 
 def _meta(turn: Turn, blocks: list[Block], part: int) -> dict[str, Any]:
-    """Metadata of a chunk, from blocks that are already redacted (`causantic.scrub`)."""
+    """Metadata of a chunk, from blocks that are already redacted (`causantic.ingest.scrub`)."""
     files: list[str] = []
     edited: list[str] = []
     tools: list[str] = []

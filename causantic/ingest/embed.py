@@ -23,7 +23,7 @@ from causantic.store.db import Store
 from causantic.wording import plural
 
 if TYPE_CHECKING:
-    from causantic.embed import Embedder
+    from causantic.model.embedder import Embedder
 
 DEFAULT_BATCH = 32
 
@@ -116,7 +116,7 @@ def embed_pending(
     report.todo = len(todo)
     if todo:  # the model and sqlite-vec are loaded only when there is work
         if embedder is None:
-            from causantic.embed import get_embedder
+            from causantic.model.embedder import get_embedder
 
             embedder = get_embedder(model_dir)
         if not store.load_vec():
