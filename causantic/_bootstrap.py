@@ -97,6 +97,7 @@ def candidates():
     home = os.environ.get("HOME")
     if home is None:
         try:
+            # deferred: zipapp start: a warm run never unpacks, so it skips these
             import pwd
 
             home = pwd.getpwuid(os.getuid()).pw_dir
@@ -111,6 +112,7 @@ def candidates():
 
 def check_private(root):
     """Refuse a shared-temp cache root that another user could have planted or can write."""
+    # deferred: zipapp start: a warm run never unpacks, so it skips these
     import stat
 
     try:
@@ -139,6 +141,7 @@ def find_extracted(digest):
                 check_private(target)
             except Unusable:
                 continue
+        # deferred: zipapp start: a warm run never unpacks, so it skips these
         import time
 
         if time.time() - mtime > TOUCH_EVERY:
@@ -201,6 +204,7 @@ def extract(archive, digest):
 
 
 def extract_into(root, archive, digest, private):
+    # deferred: zipapp start: a warm run never unpacks, so it skips these
     import shutil
     import tempfile
     import zipfile
@@ -209,6 +213,7 @@ def extract_into(root, archive, digest, private):
     lock = os.open(os.path.join(root, ".lock"), os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o600)
     try:
         try:
+            # deferred: zipapp start: a warm run never unpacks, so it skips these
             import fcntl
 
             fcntl.flock(lock, fcntl.LOCK_EX)
@@ -248,6 +253,7 @@ def extract_into(root, archive, digest, private):
 def unpack(payload, dest):
     """Write every member of the payload zip under ``dest``. (Threads were tried: no gain on
     two cores, where the write-back of ~200 MB dominates.)"""
+    # deferred: zipapp start: a warm run never unpacks, so it skips these
     import io
     import zipfile
 
@@ -261,6 +267,7 @@ def unpack(payload, dest):
 
 def cleanup(root, current):
     """Remove other versions unused for KEEP_DAYS and temporaries older than an hour."""
+    # deferred: zipapp start: a warm run never unpacks, so it skips these
     import shutil
     import time
 
@@ -303,6 +310,7 @@ def log_hook_problem(event, message):
     A hook must exit 0 whatever happens (a failing hook shows up as an error in Claude Code),
     so a hook started by an interpreter this archive cannot use says why here instead.
     """
+    # deferred: zipapp start: a warm run never unpacks, so it skips these
     import time
 
     home = os.environ.get("CAUSANTIC_HOME") or os.path.join(os.path.expanduser("~"), ".causantic")
@@ -342,6 +350,7 @@ def main():
     if sys.argv[1:] == ["--version"]:
         sys.stdout.write(BUILD["version_line"] + "\n")
         return 0
+    # deferred: zipapp start: a warm run never unpacks, so it skips these
     from causantic.cli import main as cli_main
 
     return cli_main()

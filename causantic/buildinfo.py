@@ -9,16 +9,19 @@ Nothing here is read unless asked: ``--version`` stays off every other command's
 from __future__ import annotations
 
 import argparse
+import json
 import os
 from collections.abc import Sequence
 from typing import Any
+
+from causantic import __version__
+from causantic.model import MODEL_ID
 
 BUILD_INFO_NAME = "_build_info.json"
 
 
 def build_info() -> dict[str, Any] | None:
     """The archive's build info, or None when not running from a built archive."""
-    import json
 
     try:
         with open(os.path.join(os.path.dirname(__file__), BUILD_INFO_NAME), "rb") as f:
@@ -32,8 +35,6 @@ def version_line() -> str:
     info = build_info()
     if info and isinstance(info.get("version_line"), str):
         return info["version_line"]
-    from causantic import __version__
-    from causantic.model import MODEL_ID
 
     package = os.path.dirname(os.path.abspath(__file__))
     checkout = os.path.isfile(os.path.join(os.path.dirname(package), "pyproject.toml"))

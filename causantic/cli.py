@@ -28,6 +28,7 @@ Handler = Callable[["argparse.Namespace", Settings], int]
 
 
 def cmd_ingest(args: argparse.Namespace, settings: Settings) -> int:
+    # deferred: heavy: pulls numpy, only needed here
     from causantic.ingest.run import run_ingest
 
     paths = [Path(p) for p in args.paths] if args.paths else [settings.projects_dir]
@@ -39,6 +40,7 @@ def cmd_ingest(args: argparse.Namespace, settings: Settings) -> int:
     report = run_ingest(settings, paths, progress=not args.json)
     embedded, why_not = None, None
     if not args.no_embed:
+        # deferred: heavy: pulls numpy, only needed here
         from causantic.ingest.run import run_embed
 
         try:
@@ -52,6 +54,7 @@ def cmd_ingest(args: argparse.Namespace, settings: Settings) -> int:
     else:
         print(report_line(report))
         if embedded is not None and embedded.todo:
+            # deferred: heavy: pulls numpy, only needed here
             from causantic.ingest.embed import summary
 
             print(summary(embedded))
@@ -64,6 +67,7 @@ def cmd_ingest(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_embed(args: argparse.Namespace, settings: Settings) -> int:
+    # deferred: heavy: pulls numpy, only needed here
     from causantic.ingest.embed import summary
     from causantic.ingest.run import run_embed
 
@@ -81,6 +85,7 @@ def cmd_embed(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def report_line(report) -> str:
+    # deferred: a command loads only its own code: hooks and --help start here
     from causantic.wording import plural
 
     return (
@@ -94,6 +99,7 @@ def report_line(report) -> str:
 
 
 def cmd_search(args: argparse.Namespace, settings: Settings) -> int:
+    # deferred: a command loads only its own code: hooks and --help start here
     from causantic.retrieval.search import search
     from causantic.store import open_store
 
@@ -110,6 +116,7 @@ def cmd_search(args: argparse.Namespace, settings: Settings) -> int:
             mode=args.mode,
             cluster_expansion=expansion,
         )
+        # deferred: a command loads only its own code: hooks and --help start here
         from causantic.memory.commands import attach as attach_memories
         from causantic.retrieval.lessons import attach as attach_lessons
 
@@ -122,10 +129,12 @@ def cmd_search(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_lessons(args: argparse.Namespace, settings: Settings) -> int:
+    # deferred: a command loads only its own code: hooks and --help start here
     from causantic.retrieval.lessons import list_view
     from causantic.store import open_store
 
     if args.rebuild:
+        # deferred: a command loads only its own code: hooks and --help start here
         from causantic.lessons.episodes import rebuild_all
 
         with open_store(settings.db_path) as store:
@@ -141,6 +150,7 @@ def cmd_lessons(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_ledger(args: argparse.Namespace, settings: Settings) -> int:
+    # deferred: a command loads only its own code: hooks and --help start here
     from causantic.retrieval.lessons import ledger_view
     from causantic.store import open_store
 
@@ -151,6 +161,7 @@ def cmd_ledger(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_stats(args: argparse.Namespace, settings: Settings) -> int:
+    # deferred: a command loads only its own code: hooks and --help start here
     from causantic.retrieval.browse import render_stats, stats
     from causantic.store import open_store
 
@@ -161,6 +172,7 @@ def cmd_stats(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_list_projects(args: argparse.Namespace, settings: Settings) -> int:
+    # deferred: a command loads only its own code: hooks and --help start here
     from causantic.retrieval.browse import list_projects, render_projects
     from causantic.store import open_store
 
@@ -171,6 +183,7 @@ def cmd_list_projects(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_list_sessions(args: argparse.Namespace, settings: Settings) -> int:
+    # deferred: a command loads only its own code: hooks and --help start here
     from causantic.retrieval.browse import list_sessions, render_sessions
     from causantic.store import open_store
 
@@ -196,6 +209,7 @@ def cmd_predict(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def _chain(args: argparse.Namespace, settings: Settings, direction: str) -> int:
+    # deferred: a command loads only its own code: hooks and --help start here
     from causantic.retrieval.chains import walk
     from causantic.store import open_store
 
@@ -203,6 +217,7 @@ def _chain(args: argparse.Namespace, settings: Settings, direction: str) -> int:
         result = walk(store, _query(args), direction, project=args.project, limit=args.limit,
                       max_tokens=args.max_tokens or settings.search.max_tokens, max_chars=args.max_chars)
         if direction == "backward":
+            # deferred: a command loads only its own code: hooks and --help start here
             from causantic.memory.commands import attach as attach_memories
             from causantic.retrieval.lessons import attach as attach_lessons
 
@@ -215,6 +230,7 @@ def _chain(args: argparse.Namespace, settings: Settings, direction: str) -> int:
 
 
 def cmd_reconstruct(args: argparse.Namespace, settings: Settings) -> int:
+    # deferred: a command loads only its own code: hooks and --help start here
     from causantic.retrieval.reconstruct import reconstruct
     from causantic.store import open_store
 
@@ -234,6 +250,7 @@ def cmd_reconstruct(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_serve_mcp(args: argparse.Namespace, settings: Settings) -> int:
+    # deferred: a command loads only its own code: hooks and --help start here
     from causantic.mcp_front import serve
 
     serve(settings)
@@ -247,6 +264,7 @@ def cmd_hook(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_hook_status(args: argparse.Namespace, settings: Settings) -> int:
+    # deferred: a command loads only its own code: hooks and --help start here
     from causantic.claude import status
 
     entries = status.read_status(settings.home)
@@ -256,6 +274,7 @@ def cmd_hook_status(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_install(args: argparse.Namespace, settings: Settings) -> int:
+    # deferred: a command loads only its own code: hooks and --help start here
     from causantic.claude import install
 
     plan = install.plan_install(settings, db=str(settings.db_path) if args.db else None,
@@ -268,12 +287,14 @@ def cmd_install(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_uninstall(args: argparse.Namespace, settings: Settings) -> int:
+    # deferred: a command loads only its own code: hooks and --help start here
     from causantic.claude import install
 
     return _apply_plan(args, settings, install.plan_uninstall(settings), "uninstalled")
 
 
 def _apply_plan(args: argparse.Namespace, settings: Settings, plan, verb: str) -> int:
+    # deferred: a command loads only its own code: hooks and --help start here
     from causantic.claude import install
 
     if args.dry_run:
@@ -291,6 +312,7 @@ def _apply_plan(args: argparse.Namespace, settings: Settings, plan, verb: str) -
 
 
 def cmd_doctor(args: argparse.Namespace, settings: Settings) -> int:
+    # deferred: a command loads only its own code: hooks and --help start here
     from causantic.claude.doctor import run_doctor
 
     report = run_doctor(settings)
@@ -299,6 +321,7 @@ def cmd_doctor(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_benchmark(args: argparse.Namespace, settings: Settings) -> int:
+    # deferred: a command loads only its own code: hooks and --help start here
     from causantic.scorecard import run_benchmark
     from causantic.store import open_store
 
@@ -309,12 +332,14 @@ def cmd_benchmark(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_forget(args: argparse.Namespace, settings: Settings) -> int:
+    # deferred: a command loads only its own code: hooks and --help start here
     from causantic.forget import forget
     from causantic.store import open_store
 
     if not settings.db_path.exists():
         raise CausanticError(f"no memory yet at {settings.db_path}; nothing to forget")
     if args.memory:
+        # deferred: a command loads only its own code: hooks and --help start here
         from causantic.memory.commands import forget_memories
 
         return forget_memories(args, settings)
@@ -328,6 +353,7 @@ def cmd_forget(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_redact(args: argparse.Namespace, settings: Settings) -> int:
+    # deferred: a command loads only its own code: hooks and --help start here
     from causantic.errors import UsageError
     from causantic.ingest.run import make_redact
 
@@ -338,6 +364,7 @@ def cmd_redact(args: argparse.Namespace, settings: Settings) -> int:
         text = sys.stdin.read()
         print(redact(text)[0], end="")
         return 0
+    # deferred: a command loads only its own code: hooks and --help start here
     from causantic.ingest.rescan import rescan
     from causantic.store import open_store
 
@@ -350,11 +377,13 @@ def cmd_redact(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_topics(args: argparse.Namespace, settings: Settings) -> int:
+    # deferred: a command loads only its own code: hooks and --help start here
     from causantic.store import open_store
     from causantic.topics import maps
 
     action = getattr(args, "topics_command", None)
     if action == "rebuild":
+        # deferred: heavy: pulls numpy, only needed here
         from causantic.topics.maintain import rebuild
 
         if not settings.db_path.exists():
@@ -375,6 +404,7 @@ def cmd_topics(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_export(args: argparse.Namespace, settings: Settings) -> int:
+    # deferred: a command loads only its own code: hooks and --help start here
     from causantic.store import open_store
     from causantic.transfer.archive import export
 
@@ -386,6 +416,7 @@ def cmd_export(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_import(args: argparse.Namespace, settings: Settings) -> int:
+    # deferred: a command loads only its own code: hooks and --help start here
     from causantic.config import peer_store_path
 
     source = args.source
@@ -395,14 +426,17 @@ def cmd_import(args: argparse.Namespace, settings: Settings) -> int:
     path = Path(args.path) if args.path else peer_store_path(source)
     report: ImportReport | ForeignReport
     if source == "causantic":
+        # deferred: a command loads only its own code: hooks and --help start here
         from causantic.transfer.archive import import_archive
 
         report = import_archive(settings.db_path, path, dry_run=args.dry_run)
     elif source == "claude-mem":
+        # deferred: a command loads only its own code: hooks and --help start here
         from causantic.transfer import claude_mem
 
         report = claude_mem.import_database(settings, path, dry_run=args.dry_run)
     else:
+        # deferred: a command loads only its own code: hooks and --help start here
         from causantic.transfer import episodic_memory
 
         report = episodic_memory.import_archive(settings, path, dry_run=args.dry_run)
@@ -411,6 +445,7 @@ def cmd_import(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_dashboard(args: argparse.Namespace, settings: Settings) -> int:
+    # deferred: a command loads only its own code: hooks and --help start here
     from causantic.dashboard.server import serve
 
     def ready(url: str) -> None:
@@ -454,8 +489,10 @@ def _project_here(args: argparse.Namespace, conn) -> None:
     """Without --project, use the project of the current folder (named as ingest names it)."""
     if args.project:
         return
+    # deferred: a command loads only its own code: hooks and --help start here
     import os
 
+    # deferred: a command loads only its own code: hooks and --help start here
     from causantic.retrieval.browse import list_projects
     from causantic.retrieval.projects import project_at
     from causantic.store.projects import has_chunks
@@ -480,6 +517,7 @@ def _emit(args: argparse.Namespace, payload: dict[str, object], text: str) -> No
 
 
 def _positive(value: str) -> int:
+    # deferred: a command loads only its own code: hooks and --help start here
     import argparse
 
     try:
@@ -492,6 +530,7 @@ def _positive(value: str) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    # deferred: a command loads only its own code: hooks and --help start here
     import argparse
 
     parser = argparse.ArgumentParser(
@@ -700,6 +739,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--yes", action="store_true", help="delete (default: preview only)")
     p.add_argument("--json", action="store_true")
 
+    # deferred: a command loads only its own code: hooks and --help start here
     from causantic.memory.commands import add_parsers
 
     add_parsers(command, _positive)
@@ -738,6 +778,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     hook = _hook_argv(sys.argv[1:] if argv is None else argv)
     if hook is not None:
+        # deferred: a command loads only its own code: hooks and --help start here
         from causantic.claude.hooks import run
 
         return run(*hook)

@@ -32,7 +32,11 @@ from pathlib import Path
 import apsw
 
 from causantic.errors import UsageError
+from causantic.memory.forgetting import forget_matching, matching
+from causantic.memory.observe import forget_auto_for_chunks
+from causantic.model import MODEL_ID
 from causantic.retrieval.projects import resolve_project
+from causantic.retrieval.prompt import term_coverage
 from causantic.store import chunks as chunk_store
 from causantic.store import forgotten as tombstones
 from causantic.store import sessions as session_store
@@ -128,7 +132,6 @@ def forget(
                                                                   before, query))
     text = _render(matches, sessions, scope, similarity, dry_run, threshold,
                    _criteria(project, session_id, after, before, query))
-    from causantic.memory.forgetting import forget_matching, matching
 
     memories = matching(store, project=project, session_id=session_id, after=after_ts,
                         before=before_ts, query=query, threshold=threshold, model_dir=model_dir)
@@ -182,7 +185,6 @@ def _by_query(
     scores = _vector_scores(conn, query, project, model_dir)
     method = "vector"
     if scores is None:
-        from causantic.retrieval.prompt import term_coverage
 
         method = "keyword"
         coverage = term_coverage(conn, query, [m.rowid for m in candidates])
@@ -200,7 +202,7 @@ def _vector_scores(
     conn: apsw.Connection, query: str, project: str | None, model_dir: Path | None
 ) -> dict[int, float] | None:
     """chunk rowid -> best-window cosine, or None when vectors cannot be used here."""
-    from causantic.model import MODEL_ID
+    # deferred: heavy: pulls numpy, only needed here
     from causantic.model import embedder as embed
     from causantic.store import vectors
 
@@ -230,6 +232,7 @@ def _delete(conn: apsw.Connection, matches: list[Match], whole_sessions: list[st
     its edges, its vector bookkeeping row, its topic membership and its session's stored
     state (recomputed on demand).
     """
+    # deferred: heavy: pulls numpy, only needed here
     from causantic.store import vectors
 
     rowids = [m.rowid for m in matches]
@@ -241,7 +244,6 @@ def _delete(conn: apsw.Connection, matches: list[Match], whole_sessions: list[st
             session_store.delete_sessions(conn, whole_sessions)
         else:
             tombstones.add_tombstones(conn, "chunk", [(m.chunk_id, reason) for m in matches])
-        from causantic.memory.observe import forget_auto_for_chunks
 
         forget_auto_for_chunks(conn, [m.chunk_id for m in matches])  # their text came from these
 

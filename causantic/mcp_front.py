@@ -49,6 +49,7 @@ def load_answers() -> dict[str, dict]:
     """The recorded results, keyed "METHOD VERSION" (initialize: the client's offered version;
     subscriptions/listen: also the notifications asked for, and the value is the params of
     its acknowledgement)."""
+    # deferred: MCP start: answered before the SDK and the tools load
     from causantic.mcp_answers import ANSWERS_JSON
 
     return json.loads(ANSWERS_JSON)
@@ -206,6 +207,7 @@ def serve(settings: Settings) -> None:
 
 def _run_sdk(settings: Settings) -> None:
     try:
+        # deferred: heavy: pulls mcp, pydantic, only needed here
         from causantic.mcp_server import serve as serve_sdk
 
         serve_sdk(settings)
@@ -234,6 +236,7 @@ SDK_SERVER = ("import sys; from causantic.config import load_settings; "
 
 def record(db_path: str = os.devnull) -> dict[str, dict]:
     """Ask the SDK server itself (no front) every cached question; the answers by key."""
+    # deferred: MCP start: answered before the SDK and the tools load
     import subprocess
 
     def session(messages: list[dict]) -> dict[int | str, dict]:

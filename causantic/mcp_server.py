@@ -85,6 +85,7 @@ def build_server(settings: Settings) -> MCPServer:
         ] = "hybrid",
     ) -> str:
         """What do we know about X: past discussion, errors, decisions, files, commands, ranked by relevance. Not for "what happened last/recently" (use reconstruct) or "how did we get to X" (use recall)."""
+        # deferred: MCP start: a tool's code loads at its first call
         from causantic.memory.commands import attach as attach_memories
         from causantic.retrieval.lessons import attach as attach_lessons
         from causantic.retrieval.search import search as run
@@ -106,6 +107,7 @@ def build_server(settings: Settings) -> MCPServer:
         max_tokens: MaxTokens = None,
     ) -> str:
         """How did we solve or decide X: walks the causal chain backwards from the best match and tells the episode in order (problem, attempts, fix). Not for recency questions (use reconstruct)."""
+        # deferred: MCP start: a tool's code loads at its first call
         from causantic.memory.commands import attach as attach_memories
         from causantic.retrieval.chains import recall as run
         from causantic.retrieval.lessons import attach as attach_lessons
@@ -126,6 +128,7 @@ def build_server(settings: Settings) -> MCPServer:
         max_tokens: MaxTokens = None,
     ) -> str:
         """What usually comes next: walks the causal chain forwards from similar past moments (follow-up steps, later errors, what was done after). Use before a familiar multi-step task."""
+        # deferred: MCP start: a tool's code loads at its first call
         from causantic.retrieval.chains import predict as run
 
         with _store(settings) as store:
@@ -155,6 +158,7 @@ def build_server(settings: Settings) -> MCPServer:
         max_tokens: MaxTokens = None,
     ) -> str:
         """What happened recently or in session S, in time order: the tool for "what did we do last time / yesterday / in that session". mode=briefing gives the last session's state (branch, last request, open todos, errors, files) and its final steps, for resuming work."""
+        # deferred: MCP start: a tool's code loads at its first call
         from causantic.retrieval.reconstruct import reconstruct as run
 
         with _store(settings) as store:
@@ -167,6 +171,7 @@ def build_server(settings: Settings) -> MCPServer:
     @tool("list-projects")
     def list_projects() -> str:
         """The projects in memory with session and chunk counts and time spans; use the names as `project` in other tools."""
+        # deferred: MCP start: a tool's code loads at its first call
         from causantic.retrieval.browse import list_projects as run
         from causantic.retrieval.browse import render_projects
 
@@ -182,6 +187,7 @@ def build_server(settings: Settings) -> MCPServer:
         limit: Annotated[int, Field(ge=1, le=200, description="Most sessions to list.")] = 30,
     ) -> str:
         """A project's sessions, newest first, with ids, times, sizes and titles; use an id with reconstruct."""
+        # deferred: MCP start: a tool's code loads at its first call
         from causantic.retrieval.browse import list_sessions as run
         from causantic.retrieval.browse import render_sessions
 
@@ -191,6 +197,7 @@ def build_server(settings: Settings) -> MCPServer:
     @tool("stats")
     def stats() -> str:
         """Counts of what memory holds: projects, sessions, chunks, edges, vectors, topics."""
+        # deferred: MCP start: a tool's code loads at its first call
         from causantic.retrieval.browse import render_stats
         from causantic.retrieval.browse import stats as run
 
@@ -206,6 +213,7 @@ def build_server(settings: Settings) -> MCPServer:
         limit: Annotated[int, Field(ge=1, le=200, description="Most topics (or chunks) to list.")] = 30,
     ) -> str:
         """The topic map of memory: groups of similar past work, each named by its distinctive terms, with size, time span and projects, largest first; with topic_id, that topic's chunks in time order. For an overview of what past work covered."""
+        # deferred: MCP start: a tool's code loads at its first call
         from causantic.topics import maps
 
         with _store(settings) as store:
@@ -239,12 +247,14 @@ def build_server(settings: Settings) -> MCPServer:
         ] = None,
     ) -> str:
         """Delete memory by project, session, time range and/or query, e.g. when the user asks to forget something. Previews by default; deletes only with dry_run=false, and leaves tombstones so a re-ingest does not bring it back. Show the preview to the user before deleting."""
+        # deferred: MCP start: a tool's code loads at its first call
         from causantic.forget import forget as run
         from causantic.store import open_store
 
         if not settings.db_path.exists():
             raise ToolError(f"no memory yet at {settings.db_path}; nothing to forget")
         if memory_id:
+            # deferred: MCP start: a tool's code loads at its first call
             from causantic.memory.observe import forget_memories
 
             with _errors(), open_store(settings.db_path, readonly=dry_run) as store:
@@ -257,11 +267,13 @@ def build_server(settings: Settings) -> MCPServer:
     @tool("hook-status")
     def hook_status() -> str:
         """When each causantic hook (session start briefing, background ingest at compaction and session end) last ran and whether it failed. For diagnosing missing memory."""
+        # deferred: MCP start: a tool's code loads at its first call
         from causantic.claude import status
 
         with _errors():
             return status.render_status(status.read_status(settings.home), settings.home)
 
+    # deferred: heavy: pulls mcp, pydantic, only needed here
     from causantic.memory.tools import add_tools
 
     add_tools(mcp, tool, settings, _errors)
@@ -283,6 +295,7 @@ def _errors() -> Iterator[None]:
 
 @contextmanager
 def _store(settings: Settings) -> Iterator[Store]:
+    # deferred: MCP start: a tool's code loads at its first call
     from causantic.store import open_store
 
     with _errors(), open_store(settings.db_path, readonly=True) as store:
@@ -291,6 +304,7 @@ def _store(settings: Settings) -> Iterator[Store]:
 
 def _recorded(settings: Settings, event: str, answer: Answer) -> str:
     """The answer's text, after recording it in the injection ledger (`causantic ledger`)."""
+    # deferred: MCP start: a tool's code loads at its first call
     from causantic.store.ledger import record_at
 
     try:

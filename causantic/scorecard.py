@@ -30,8 +30,12 @@ from typing import Any
 
 import apsw
 
+from causantic.retrieval.chains import predict, recall
+from causantic.retrieval.fts import STOP_WORDS
+from causantic.retrieval.search import search
 from causantic.store import health as sql
 from causantic.store.db import Store
+from causantic.store.schema import MIGRATIONS, schema_version
 from causantic.store.sql import table_exists
 
 SEED = 20260122
@@ -155,7 +159,6 @@ def run_benchmark(store: Store, *, quick: bool = False, samples: int | None = No
 
 def health(conn: apsw.Connection, quick: bool) -> dict[str, Any]:
     """Counts, orphans, vector coverage, schema version and the integrity check."""
-    from causantic.store.schema import MIGRATIONS, schema_version
 
     out: dict[str, Any] = sql.counts(conn)._asdict()
     out["schema_version"] = schema_version(conn)
@@ -174,6 +177,7 @@ def health(conn: apsw.Connection, quick: bool) -> dict[str, Any]:
 
 def _vector_counts(conn: apsw.Connection, chunks: int) -> dict[str, Any]:
     try:
+        # deferred: heavy: pulls numpy, only needed here
         from causantic.model import MODEL_ID
         from causantic.store import vectors as vec_store
     except ImportError:  # a build without the vector side
@@ -213,8 +217,6 @@ def chain_coverage(conn: apsw.Connection) -> dict[str, Any]:
 def self_retrieval(store: Store, n: int, seed: int, quick: bool
                    ) -> tuple[dict[str, Any], list[float], list[str]]:
     """Search for sampled chunks by their own words; returns (summary, search ms, queries)."""
-    from causantic.retrieval.fts import STOP_WORDS
-    from causantic.retrieval.search import search
 
     conn = store.conn
     rowids = sql.chunk_rowids(conn, MIN_CHUNK_TOKENS)
@@ -297,7 +299,6 @@ def _rate(found: int, tried: int) -> float | None:
 
 def latency(store: Store, search_ms: list[float], queries: list[str]) -> dict[str, Any]:
     """Percentiles of the self-retrieval searches, and of recall/predict seeded by their queries."""
-    from causantic.retrieval.chains import predict, recall
 
     out: dict[str, Any] = {"search": _percentiles(search_ms)}
     for name, fn in (("recall", recall), ("predict", predict)):

@@ -201,3 +201,33 @@ def test_no_import_cycles():
     assert _cycles(top) == []
     assert _cycles(packages) == []
     assert [sorted(c) for c in _cycles(every) if c not in CYCLES_OK] == []
+
+
+def _deferred_without_reason() -> list[str]:
+    """Imports inside a function with no comment on their line or above their group."""
+    missing = []
+    for path in MODULES.values():
+        text = path.read_text(encoding="utf-8")
+        lines = text.splitlines()
+        inner: dict[int, ast.AST] = {}
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                for sub in ast.walk(node):
+                    if isinstance(sub, (ast.Import, ast.ImportFrom)):
+                        inner[sub.lineno] = sub
+        ends = {node.end_lineno: line for line, node in inner.items()}
+        for line in sorted(inner):
+            first = line
+            while first - 1 in ends:  # consecutive imports share the comment above the first
+                first = ends[first - 1]
+            if "#" in lines[line - 1] or lines[first - 2].lstrip().startswith("#"):
+                continue
+            missing.append(f"causantic/{path.relative_to(PACKAGE)}:{line}: {lines[line - 1].strip()}")
+    return missing
+
+
+def test_every_deferred_import_says_why():
+    """An import inside a function is there for the hook fast path, a heavy dependency, MCP or
+    zipapp start, or a cycle: a comment on its line or above its group of imports says which.
+    Anything else belongs at the top of the module."""
+    assert _deferred_without_reason() == []

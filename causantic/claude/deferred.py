@@ -54,6 +54,7 @@ def _marker(home: Path, path: Path) -> Path:
 
 def defer(home: Path, path: Path, session_id: str) -> Path:
     """Leave `path` for the next worker; returns the marker written (0600 in a 0700 folder)."""
+    # deferred: hook fast path: loaded only when this runs
     from causantic.fsutil import private_dir
 
     marker = _marker(home, path)

@@ -19,7 +19,24 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+import apsw
+
+from causantic.claude import status
+from causantic.claude.install import HOOK_SPECS, SERVER_NAME, claude_json_path, is_ours
+from causantic.claude.lesson_hook import registered
 from causantic.config import Settings
+from causantic.errors import CausanticError
+from causantic.ingest.rescan import needs_rescan
+from causantic.model import load_verified
+from causantic.redact import RULES_VERSION
+from causantic.retrieval.lessons import ledger_summary
+from causantic.store import chunks as chunk_store
+from causantic.store import open_store
+from causantic.store.files import ingested_sizes
+from causantic.store.redaction import rules_version
+from causantic.store.schema import MIGRATIONS, quick_check, schema_version
+from causantic.store.vec0 import ensure_vec, vec_version
+from causantic.transcripts.discover import discover
 
 DEFAULT_CLEANUP_DAYS = 30
 AT_RISK_DAYS = 7  # un-ingested transcripts this close to deletion make doctor fail
@@ -79,10 +96,6 @@ def run_doctor(settings: Settings, now: float | None = None) -> Report:
 
 
 def _database(settings: Settings) -> list[Check]:
-    from causantic.errors import CausanticError
-    from causantic.store import chunks as chunk_store
-    from causantic.store import open_store
-    from causantic.store.schema import MIGRATIONS, quick_check, schema_version
 
     path = settings.db_path
     if not path.exists():
@@ -120,9 +133,6 @@ def _database(settings: Settings) -> list[Check]:
 
 def _redaction(conn) -> Check | None:
     """A warning when stored text went through older redaction rules than the current ones."""
-    from causantic.ingest.rescan import needs_rescan
-    from causantic.redact import RULES_VERSION
-    from causantic.store.redaction import rules_version
 
     if not needs_rescan(conn):
         return None
@@ -134,13 +144,12 @@ def _redaction(conn) -> Check | None:
 
 
 def _model(settings: Settings) -> Check:
-    from causantic.errors import CausanticError
-    from causantic.model import load_verified
 
     try:
         verified = load_verified(settings.model_dir)
     except CausanticError as exc:
         return Check("model", "problem", f"{exc} (search falls back to keywords meanwhile)")
+    # deferred: heavy: pulls numpy, only needed here
     from causantic.model import embedder as embed
 
     if not embed.available(settings.model_dir):
@@ -151,9 +160,7 @@ def _model(settings: Settings) -> Check:
 
 
 def _vectors(settings: Settings) -> Check:
-    import apsw
 
-    from causantic.store.vec0 import ensure_vec, vec_version
 
     conn = apsw.Connection(":memory:")
     try:
@@ -168,8 +175,6 @@ def _vectors(settings: Settings) -> Check:
 
 def _injections(settings: Settings) -> list[Check]:
     """Tokens injected per recent session, from the ledger (`causantic ledger`)."""
-    from causantic.retrieval.lessons import ledger_summary
-    from causantic.store import open_store
 
     if not settings.db_path.exists():
         return []
@@ -183,7 +188,6 @@ def _injections(settings: Settings) -> list[Check]:
 
 
 def _hooks(settings: Settings, settings_json: dict | str | None) -> list[Check]:
-    from causantic.claude.install import HOOK_SPECS, is_ours
 
     path = settings.claude_dir / "settings.json"
     if isinstance(settings_json, str):
@@ -197,7 +201,6 @@ def _hooks(settings: Settings, settings_json: dict | str | None) -> list[Check]:
     raw_hooks = settings_json.get("hooks")
     hooks: dict = raw_hooks if isinstance(raw_hooks, dict) else {}
     wanted = [s for s in HOOK_SPECS if s.command != "user-prompt-submit" or settings.hooks.user_prompt_submit]
-    from causantic.claude.lesson_hook import registered
 
     wanted = [s for s in wanted if s.command != "post-tool-use" or registered(settings, s.event)]
     missing, broken, found = [], [], []
@@ -223,7 +226,6 @@ def _hooks(settings: Settings, settings_json: dict | str | None) -> list[Check]:
 
 
 def _mcp(settings: Settings) -> Check:
-    from causantic.claude.install import SERVER_NAME, claude_json_path
 
     path = claude_json_path(settings)
     data = _read_json(path)
@@ -242,7 +244,6 @@ def _mcp(settings: Settings) -> Check:
 
 
 def _hook_runs(settings: Settings) -> list[Check]:
-    from causantic.claude import status
 
     entries = status.read_status(settings.home)
     out = []
@@ -262,7 +263,6 @@ def _transcripts(settings: Settings, settings_json: dict | str | None, now: floa
     where = settings.projects_dir
     if not where.is_dir():
         return Check("transcripts", "warning", f"no Claude Code transcripts at {where} yet")
-    from causantic.transcripts.discover import discover
 
     files = discover([where])
     ingested = _ingested_sizes(settings)
@@ -292,8 +292,6 @@ def _transcripts(settings: Settings, settings_json: dict | str | None, now: floa
 def _ingested_sizes(settings: Settings) -> dict[str, int]:
     if not settings.db_path.exists():
         return {}
-    from causantic.store import open_store
-    from causantic.store.files import ingested_sizes
 
     try:
         with open_store(settings.db_path, readonly=True) as store:

@@ -110,6 +110,7 @@ def run(argv: list[str], db: str | None = None) -> int:
         result = HANDLERS[event](payload, settings)
         if result.output:
             _write_stdout(result.output)
+            # deferred: hook fast path: loaded only when this runs
             from causantic.claude.lesson_hook import record_injection
 
             record_injection(settings, event, result, session_id)
@@ -161,6 +162,7 @@ def read_payload(fd: int = 0, timeout: float = STDIN_TIMEOUT_S) -> dict[str, Any
 
 def session_start(payload: dict[str, Any], settings: Settings) -> HookResult:
     """A briefing on the session's project, wrapped in the memory marker, under the cap."""
+    # deferred: hook fast path: loaded only when this runs
     from causantic.transcripts.project import project_for_cwd
 
     session_id = _str(payload.get("session_id"))
@@ -206,6 +208,7 @@ def session_start(payload: dict[str, Any], settings: Settings) -> HookResult:
 
 def _after_compaction(settings: Settings, session_id: str, transcript: str, max_chars: int) -> str:
     """What the compaction summary dropped of this session's state (`lessons.compact`)."""
+    # deferred: hook fast path: loaded only when this runs
     from causantic.lessons.compact import restore_block
     from causantic.store import open_store
 
@@ -224,6 +227,7 @@ def _briefing(settings: Settings, cwd: str, session_id: str, max_chars: int,
     With `current`, the briefing is of session `session_id` itself (in the project memory
     files it under), or '' when that session is not in memory.
     """
+    # deferred: hook fast path: loaded only when this runs
     from causantic.retrieval.projects import project_at
     from causantic.retrieval.reconstruct import briefing
     from causantic.store import open_store
@@ -265,6 +269,7 @@ def _briefing(settings: Settings, cwd: str, session_id: str, max_chars: int,
 
 
 def _has_topics(conn: Any) -> bool:
+    # deferred: hook fast path: loaded only when this runs
     from causantic.store.topic_members import any_members
 
     return any_members(conn)
@@ -277,6 +282,7 @@ def _ingest_current(settings: Settings, transcript: str, session_id: str) -> Non
     path = Path(os.path.expanduser(transcript)).absolute()
     if not path.is_file():
         return
+    # deferred: hook fast path: loaded only when this runs
     from causantic.fsutil import file_lock
 
     lock = _ingest_lock(settings, path)
@@ -304,6 +310,7 @@ def user_prompt_submit(payload: dict[str, Any], settings: Settings) -> HookResul
     """Keyword recall for the prompt, only when switched on and only for strong matches."""
     if not settings.hooks.user_prompt_submit:
         return HookResult(record=False)
+    # deferred: hook fast path: loaded only when this runs
     from causantic.transcripts.project import project_for_cwd
 
     session_id = _str(payload.get("session_id"))
@@ -313,6 +320,7 @@ def user_prompt_submit(payload: dict[str, Any], settings: Settings) -> HookResul
     if len(prompt) < 8 or prompt.startswith("/") or not settings.db_path.exists():
         result.details["recall"] = "skipped"
         return result
+    # deferred: hook fast path: loaded only when this runs
     from causantic.retrieval.projects import project_at
     from causantic.retrieval.prompt import prompt_recall
     from causantic.store import open_store
@@ -392,6 +400,7 @@ def subagent_stop(payload: dict[str, Any], settings: Settings) -> HookResult:
 def worker_command(settings: Settings, event: str, path: Path, session_id: str,
                    also: Path | None = None) -> list[str]:
     """The command line of the background worker for one transcript (and one more file)."""
+    # deferred: hook fast path: loaded only when this runs
     from causantic.claude.launcher import self_command
 
     argv = self_command() + ["--db", str(settings.db_path), "hook", "ingest-worker",
@@ -409,6 +418,7 @@ def spawn_detached(argv: list[str], log: Path) -> int:
     The child holds none of our pipes, so Claude Code sees the hook finish as soon as this
     process exits; the child then belongs to init and is never waited for.
     """
+    # deferred: hook fast path: loaded only when this runs
     from causantic.fsutil import open_private_append
 
     log_fd = open_private_append(log)
@@ -436,6 +446,7 @@ def spawn_detached(argv: list[str], log: Path) -> int:
 
 def worker_main(argv: list[str], db: str | None) -> int:
     """`causantic hook ingest-worker --event E [--session S] -- PATH` (internal)."""
+    # deferred: hook fast path: loaded only when this runs
     import argparse
 
     parser = argparse.ArgumentParser(prog="causantic hook ingest-worker")
@@ -485,6 +496,7 @@ def ingest_locked(settings: Settings, path: Path, session_id: str = "",
 
 def _ingest_lock(settings: Settings, path: Path) -> Path:
     """The lock name (without .running/.queued) for ingesting one transcript file."""
+    # deferred: hook fast path: loaded only when this runs
     import hashlib
 
     key = hashlib.sha1(str(path.resolve()).encode()).hexdigest()[:16]
@@ -493,8 +505,10 @@ def _ingest_lock(settings: Settings, path: Path) -> Path:
 
 def _one_running_one_waiting(lock: Path, step):
     """Run `step` under `<lock>.running`, queueing on `<lock>.queued`; None if one queues already."""
+    # deferred: hook fast path: loaded only when this runs
     import contextlib
 
+    # deferred: hook fast path: loaded only when this runs
     from causantic.fsutil import file_lock
 
     with contextlib.ExitStack() as queued:
@@ -538,6 +552,7 @@ def _ingest(settings: Settings, path: Path, session_id: str,
 def _ingest_or_defer(settings: Settings, path: Path, paths: list[Path], session_id: str):
     """Ingest, retrying while the database is busy; past the retry budget the transcript is
     left for the next worker (see `causantic.claude.deferred`) and DatabaseBusy raised."""
+    # deferred: hook fast path: loaded only when this runs
     from causantic.claude import deferred
     from causantic.errors import DatabaseBusy
     from causantic.ingest.run import run_ingest
@@ -554,6 +569,7 @@ def _ingest_or_defer(settings: Settings, path: Path, paths: list[Path], session_
 
 def _ingest_pending(settings: Settings, current: Path) -> int:
     """Ingest transcripts earlier workers left behind; the number still pending."""
+    # deferred: hook fast path: loaded only when this runs
     from causantic.claude import deferred
     from causantic.errors import DatabaseBusy
     from causantic.ingest.run import run_ingest
@@ -575,11 +591,13 @@ def _ingest_pending(settings: Settings, current: Path) -> int:
 
 def _embed_pending(settings: Settings) -> int | str:
     """Embed chunks without vectors; the count, or why not (a missing model is not a failure)."""
+    # deferred: hook fast path: loaded only when this runs
     from causantic.errors import CausanticError
     from causantic.model import embedder as embed
 
     if not embed.available(settings.model_dir):
         return "model not available"
+    # deferred: heavy: pulls numpy, only needed here
     from causantic.ingest.run import run_embed
 
     try:
@@ -590,6 +608,7 @@ def _embed_pending(settings: Settings) -> int | str:
 
 
 def _project_of(settings: Settings, session_id: str) -> str | None:
+    # deferred: hook fast path: loaded only when this runs
     from causantic.store import open_store
     from causantic.store.projects import session_project
 
@@ -599,6 +618,7 @@ def _project_of(settings: Settings, session_id: str) -> str | None:
 
 def post_tool_use(payload: dict[str, Any], settings: Settings) -> HookResult:
     """PostToolUse / PostToolUseFailure: a past lesson for this error (`claude.lesson_hook`)."""
+    # deferred: hook fast path: loaded only when this runs
     from causantic.claude.lesson_hook import post_tool_use as handler
 
     return handler(payload, settings)
@@ -629,8 +649,10 @@ def _record_failure(
         status.record(settings.home, event or "unknown", success=False,
                       duration_ms=(time.perf_counter() - started) * 1000,
                       session_id=session_id, error=message)
+        # deferred: hook fast path: loaded only when this runs
         import traceback
 
+        # deferred: hook fast path: loaded only when this runs
         from causantic.fsutil import open_private_append
 
         fd = open_private_append(status.log_path(settings.home))
@@ -643,6 +665,7 @@ def _record_failure(
 
 def describe(exc: BaseException) -> str:
     """One line for the status file: what went wrong."""
+    # deferred: hook fast path: loaded only when this runs
     from causantic.errors import CausanticError
 
     if isinstance(exc, CausanticError | HookInputError | TimeoutError):

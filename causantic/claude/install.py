@@ -45,6 +45,7 @@ from typing import Any
 
 from causantic.claude.events import HOOKS
 from causantic.claude.launcher import self_command, shell_join
+from causantic.claude.lesson_hook import registered
 from causantic.config import Settings
 from causantic.errors import CausanticError
 from causantic.fsutil import atomic_write, private_dir
@@ -158,7 +159,6 @@ def plan_install(
     """
     specs = [s for s in HOOK_SPECS
              if s.command != "user-prompt-submit" or settings.hooks.user_prompt_submit]
-    from causantic.claude.lesson_hook import registered
 
     specs = [s for s in specs if s.command != "post-tool-use" or registered(settings, s.event)]
     path = settings_path(settings)

@@ -47,15 +47,18 @@ def post_tool_use(payload: dict[str, Any], settings: Settings) -> HookResult:
     opts = settings.lessons
     if not opts.hook or not settings.db_path.exists():
         return HookResult(record=False)
+    # deferred: hook fast path: loaded only when this runs
     from causantic.lessons.surface import error_text
 
     tool, subject, text = error_text(payload)
     if not text or payload.get("is_interrupt"):
         return HookResult(record=False)
+    # deferred: hook fast path: loaded only when this runs
     from causantic.lessons.surface import lookup, wanted_signatures
 
     if not wanted_signatures(tool, subject, text, opts):  # nothing specific: no database work
         return HookResult(record=False)
+    # deferred: hook fast path: loaded only when this runs
     from causantic.store import open_store
     from causantic.transcripts.project import project_for_cwd
 
@@ -94,6 +97,7 @@ def record_injection(settings: Settings, event: str, result: HookResult,
         except (ValueError, KeyError, TypeError):
             pass
     try:
+        # deferred: hook fast path: loaded only when this runs
         from causantic.store.ledger import record_at
 
         record_at(str(settings.db_path), event, text,

@@ -20,9 +20,11 @@ from __future__ import annotations
 import hmac
 import ipaddress
 import json
+import os
 import secrets
 import sys
 import threading
+import webbrowser
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from importlib import resources
@@ -30,8 +32,15 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+from causantic.claude.status import read_status
 from causantic.config import Settings
 from causantic.errors import CausanticError, UsageError
+from causantic.retrieval.browse import list_projects, stats
+from causantic.retrieval.chains import walk
+from causantic.retrieval.search import search
+from causantic.store import dashboard as queries
+from causantic.store import open_store
+from causantic.topics import maps
 
 COOKIE = "causantic_dashboard"
 STATIC_TYPES = {".html": "text/html; charset=utf-8", ".js": "text/javascript; charset=utf-8",
@@ -66,14 +75,10 @@ class Api:
         }
 
     def _store(self):
-        from causantic.store import open_store
 
         return open_store(self.settings.db_path, readonly=True)
 
     def overview(self, q: dict[str, str]) -> dict[str, Any]:
-        from causantic.claude.status import read_status
-        from causantic.retrieval.browse import stats
-        from causantic.store import dashboard as queries
 
         with self._store() as store:
             counts = stats(store.conn)
@@ -86,25 +91,21 @@ class Api:
                 "optional": tables}
 
     def projects(self, q: dict[str, str]) -> dict[str, Any]:
-        from causantic.retrieval.browse import list_projects
 
         with self._store() as store:
             return {"projects": [p.as_dict() for p in list_projects(store.conn)]}
 
     def timeline(self, q: dict[str, str]) -> dict[str, Any]:
-        from causantic.store import dashboard as queries
 
         with self._store() as store:
             return {"sessions": queries.session_lanes(store.conn, q.get("project") or None)}
 
     def session(self, q: dict[str, str]) -> dict[str, Any]:
-        from causantic.store import dashboard as queries
 
         with self._store() as store:
             return queries.session_graph(store.conn, _required(q, "id"))
 
     def chunk(self, q: dict[str, str]) -> dict[str, Any]:
-        from causantic.store import dashboard as queries
 
         with self._store() as store:
             found = queries.chunk_meta(store.conn, _required(q, "id"))
@@ -113,7 +114,6 @@ class Api:
         return found
 
     def search(self, q: dict[str, str]) -> dict[str, Any]:
-        from causantic.retrieval.search import search
 
         mode = q.get("mode") or "hybrid"
         if mode not in ("hybrid", "keyword", "vector"):
@@ -131,14 +131,12 @@ class Api:
         return self._walk(q, "forward")
 
     def _walk(self, q: dict[str, str], direction: str) -> dict[str, Any]:
-        from causantic.retrieval.chains import walk
 
         with self._store() as store:
             return walk(store, _required(q, "q"), direction, project=q.get("project") or None,
                         limit=_int(q, "limit", 10), max_tokens=self.settings.search.max_tokens).as_dict()
 
     def topics(self, q: dict[str, str]) -> dict[str, Any]:
-        from causantic.topics import maps
 
         with self._store() as store:
             found = maps.list_topics(store.conn, project=q.get("project") or None,
@@ -146,14 +144,12 @@ class Api:
             return {**found.as_dict(), "reason": maps.no_topics_reason(store.conn)}
 
     def topic(self, q: dict[str, str]) -> dict[str, Any]:
-        from causantic.topics import maps
 
         with self._store() as store:
             return maps.show_topic(store.conn, _int(q, "id", 0), project=q.get("project") or None,
                                    limit=_int(q, "limit", 100)).as_dict()
 
     def table(self, q: dict[str, str]) -> dict[str, Any]:
-        from causantic.store import dashboard as queries
 
         name = q.get("name", "")
         if name not in OPTIONAL_TABLES:
@@ -301,8 +297,6 @@ class DashboardServer(ThreadingHTTPServer):
 def can_open_browser() -> bool:
     """Whether a graphical browser can be opened (never start a console browser in the
     terminal the server prints to)."""
-    import os
-    import webbrowser
 
     if sys.platform.startswith("linux") and not (os.environ.get("DISPLAY")
                                                  or os.environ.get("WAYLAND_DISPLAY")):
@@ -331,7 +325,6 @@ def serve(settings: Settings, *, port: int = 0, open_browser: bool = True,
     with server:
         (ready or print)(server.url)
         if open_browser and can_open_browser():
-            import webbrowser
 
             threading.Thread(target=webbrowser.open, args=(server.url,), daemon=True).start()
         server.serve_forever(poll_interval=0.2)

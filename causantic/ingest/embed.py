@@ -116,6 +116,7 @@ def embed_pending(
     report.todo = len(todo)
     if todo:  # the model and sqlite-vec are loaded only when there is work
         if embedder is None:
+            # deferred: heavy: pulls numpy, only needed here
             from causantic.model.embedder import get_embedder
 
             embedder = get_embedder(model_dir)
@@ -124,6 +125,7 @@ def embed_pending(
         vec_store.ensure_table(conn, embedder.dim)
     assigner = None
     if todo and topic_threshold is not None:
+        # deferred: heavy: pulls numpy, only needed here
         from causantic.topics.maintain import Assigner
 
         assigner = Assigner.load(conn, model_id, topic_threshold)

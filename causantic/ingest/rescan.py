@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 import apsw
 
 from causantic.ingest.scrub import scrub_value
+from causantic.lessons.episodes import rebuild_all
 from causantic.redact import RULES_VERSION
 from causantic.store import redaction as table
 from causantic.store.db import Store
@@ -126,6 +127,7 @@ def rescan(store: Store, redact: Redact, *, batch: int = BATCH) -> RescanReport:
 
 
 def _chunks(store: Store, redact: Redact, batch: int, report: RescanReport) -> None:
+    # deferred: heavy: pulls numpy, only needed here
     from causantic.store.vectors import drop_chunk_vectors
 
     conn = store.conn
@@ -212,7 +214,6 @@ def _derived(store: Store, redact: Redact, report: RescanReport) -> None:
             if n:
                 table.update_feedback_reason(conn, feedback_id, reason, new_reason)
     if report.chunks_changed or report.states_changed:
-        from causantic.lessons.episodes import rebuild_all
 
         with conn:
             rebuild_all(conn)

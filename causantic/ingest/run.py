@@ -79,8 +79,10 @@ def _observe(store, settings: Settings, redact, report: IngestReport) -> None:
     """Automatic observations from the new chunks (`causantic.memory.maintain`). They are
     derived and resumable (a watermark), so a writer holding the database past the busy
     timeout only defers them to the next ingest; the chunks are already committed."""
+    # deferred: hook fast path: loaded only when this runs
     import apsw
 
+    # deferred: hook fast path: loaded only when this runs
     from causantic.errors import DatabaseBusy
     from causantic.memory.maintain import after_ingest
 
@@ -95,6 +97,7 @@ def integrity_due(settings: Settings) -> bool:
     """Whether ingest should check the database before writing: always for a small file,
     otherwise when the last check of this file (a marker under the home) is over
     INTEGRITY_EVERY_S old. Pages an ingest writes are checked by SQLite as it goes."""
+    # deferred: hook fast path: loaded only when this runs
     import time
 
     try:
@@ -106,6 +109,7 @@ def integrity_due(settings: Settings) -> bool:
 
 
 def _integrity_marker(settings: Settings) -> Path:
+    # deferred: hook fast path: loaded only when this runs
     import hashlib
 
     key = hashlib.sha1(str(settings.db_path.resolve()).encode()).hexdigest()[:16]
@@ -113,6 +117,7 @@ def _integrity_marker(settings: Settings) -> Path:
 
 
 def _mark_checked(settings: Settings) -> None:
+    # deferred: hook fast path: loaded only when this runs
     import contextlib
     import os
 
@@ -134,6 +139,7 @@ def run_embed(settings: Settings, *, progress: bool = False, reindex: bool = Fal
     Raises ModelUnavailable (a CausanticError) when the model or sqlite-vec cannot load, and
     Interrupted (Ctrl-C) saying how many chunks were kept (vectors commit batch by batch).
     """
+    # deferred: heavy: pulls numpy, only needed here
     from causantic.ingest.embed import embed_pending
 
     line = ProgressLine() if progress else None
@@ -173,6 +179,7 @@ def embed_lock(settings: Settings) -> Path:
 
 def _embed(settings, reindex, limit, show, embed_pending):
     with open_store(settings.db_path) as store:
+        # deferred: hook fast path: loaded only when this runs
         from causantic.memory.maintain import embed_memories
 
         embed_memories(store, settings.memory, settings.model_dir)

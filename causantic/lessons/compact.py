@@ -146,6 +146,7 @@ def render(d: Dropped, max_chars: int) -> str:
 def restore_block(conn: object, session_id: str, transcript: str, max_chars: int) -> str:
     """The block for a `compact` session start: this session's stored state minus what the
     newest summary (from the transcript, else the newest stored summary chunk) mentions."""
+    # deferred: hook fast path: loaded only when this runs
     from causantic.derive_state import load_state
     from causantic.store.session_state import latest_summary
 

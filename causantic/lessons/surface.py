@@ -126,6 +126,7 @@ def lookup(
     `project` (the current one, preferred among equal matches) may be a function: it is then
     called only when some lesson matches, since finding a project can cost a few `stat`s.
     """
+    # deferred: hook fast path: loaded only when this runs
     from causantic.store.lessons import find_by_message
 
     options = options or LessonSettings()
@@ -162,6 +163,7 @@ def _already_shown(conn: apsw.Connection, session_id: str) -> set[str]:
     """Message hashes of the lessons already offered in this session (from the ledger)."""
     if not session_id:
         return set()
+    # deferred: hook fast path: loaded only when this runs
     from causantic.store.lessons import shown_msg_hashes
 
     return shown_msg_hashes(conn, session_id)

@@ -15,6 +15,12 @@ from typing import TYPE_CHECKING, Any
 from causantic.config import Settings
 from causantic.errors import CausanticError
 from causantic.memory import TYPES
+from causantic.memory.compact import prune
+from causantic.memory.feedback import feedback
+from causantic.memory.observe import forget_memories as run
+from causantic.memory.recall import list_memories, memory_hits, with_memories
+from causantic.memory.reflect import reflect
+from causantic.store import open_store
 
 if TYPE_CHECKING:
     from causantic.retrieval.render import Answer
@@ -25,12 +31,12 @@ def _emit(args: argparse.Namespace, payload: dict[str, object], text: str) -> No
 
 
 def _writable(settings: Settings):
-    from causantic.store import open_store
 
     return open_store(settings.db_path)
 
 
 def cmd_remember(args: argparse.Namespace, settings: Settings) -> int:
+    # deferred: heavy: pulls numpy, only needed here
     from causantic.ingest.run import make_redact
     from causantic.memory.observe import observe
 
@@ -48,8 +54,6 @@ def cmd_remember(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_memories(args: argparse.Namespace, settings: Settings) -> int:
-    from causantic.memory.recall import list_memories
-    from causantic.store import open_store
 
     with open_store(settings.db_path, readonly=True) as store:
         found = list_memories(store, project=args.project, types=args.type or (),
@@ -59,7 +63,6 @@ def cmd_memories(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_feedback(args: argparse.Namespace, settings: Settings) -> int:
-    from causantic.memory.feedback import feedback
 
     with _writable(settings) as store:
         done = feedback(store, args.memory_id, args.helpful, args.reason)
@@ -68,7 +71,6 @@ def cmd_feedback(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_reflect(args: argparse.Namespace, settings: Settings) -> int:
-    from causantic.memory.reflect import reflect
 
     with _writable(settings) as store:
         done = reflect(store, args.project, focus=args.focus, record=not args.peek)
@@ -77,8 +79,6 @@ def cmd_reflect(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_prune(args: argparse.Namespace, settings: Settings) -> int:
-    from causantic.memory.compact import prune
-    from causantic.store import open_store
 
     if not settings.db_path.exists():
         raise CausanticError(f"no memory yet at {settings.db_path}; nothing to prune")
@@ -91,8 +91,6 @@ def cmd_prune(args: argparse.Namespace, settings: Settings) -> int:
 
 def forget_memories(args: argparse.Namespace, settings: Settings) -> int:
     """`causantic forget --memory ID ...`."""
-    from causantic.memory.observe import forget_memories as run
-    from causantic.store import open_store
 
     with open_store(settings.db_path, readonly=not args.yes) as store:
         done = run(store, args.memory, dry_run=not args.yes)
@@ -104,7 +102,6 @@ def forget_memories(args: argparse.Namespace, settings: Settings) -> int:
 def attach(store: Any, result: Answer, query: str, *, project: str | None, mode: str,
            settings: Settings, max_tokens: int) -> Answer:
     """`result` (search or recall) with the best matching memories shown first."""
-    from causantic.memory.recall import memory_hits, with_memories
 
     hits = memory_hits(store, query, project=project, memory=settings.memory,
                        use_vectors=mode != "keyword")

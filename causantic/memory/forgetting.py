@@ -14,6 +14,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from causantic.memory.recall import cosines, coverage, has_memories
+from causantic.retrieval.fts import query_terms
 from causantic.store import memories as sql
 from causantic.store.db import Store
 
@@ -22,8 +24,6 @@ def matching(store: Store, *, project: str | None, session_id: str | None, after
              before: str | None, query: str | None, threshold: float,
              model_dir: Path | None = None) -> list[sql.MemoryRow]:
     """The memories every given criterion selects (none when no criterion is given)."""
-    from causantic.memory.recall import cosines, coverage, has_memories
-    from causantic.retrieval.fts import query_terms
 
     if not any((project, session_id, after, before, query)) or not has_memories(store.conn):
         return []

@@ -18,10 +18,12 @@ def after_ingest(store: Store, memory: MemorySettings, redact: Redact | None) ->
     TTL pruning of low-importance automatic ones when `[memory] ttl_days` is set (off: 0)."""
     counts: dict[str, int] = {}
     if memory.auto:
+        # deferred: hook fast path: loaded only when this runs
         from causantic.memory.auto import scan
 
         counts = scan(store.conn, redact)
     if memory.ttl_days > 0:
+        # deferred: hook fast path: loaded only when this runs
         from causantic.memory.compact import prune
 
         result = prune(store, ttl_days=memory.ttl_days, max_importance=memory.prune_below,
@@ -32,6 +34,7 @@ def after_ingest(store: Store, memory: MemorySettings, redact: Redact | None) ->
 
 def embed_memories(store: Store, memory: MemorySettings, model_dir: Path | None) -> int:
     """Vectors for memories that have none (and near-duplicate links); -1 without a model."""
+    # deferred: hook fast path: loaded only when this runs
     from causantic.memory.observe import embed_memories as run
 
     return run(store, model_dir=None if model_dir is None else str(model_dir),

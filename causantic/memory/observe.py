@@ -213,6 +213,7 @@ def observe(
 
 
 def _model_id() -> str:
+    # deferred: hook fast path: loaded only when this runs
     from causantic.model import MODEL_ID
 
     return MODEL_ID
@@ -237,6 +238,7 @@ def embed_memories(
     if not todo:
         return 0
     if embedder is None:
+        # deferred: heavy: pulls numpy, only needed here
         from causantic.model import embedder as embed
 
         if only_if_available and not embed.available(model_dir):
@@ -253,6 +255,7 @@ def embed_memories(
 def link_near_duplicates(conn: apsw.Connection, rowids: Sequence[int], model_id: str,
                          near_days: float = NEAR_DAYS) -> int:
     """Point each given memory at the earliest earlier memory it nearly repeats; return links made."""
+    # deferred: heavy: numpy, only needed here
     import numpy as np
 
     new = sql.select(conn, rowids=list(rowids), order="created")

@@ -20,11 +20,13 @@ from datetime import datetime
 import apsw
 
 from causantic.config import MemorySettings
+from causantic.errors import UsageError
 from causantic.memory import TYPES
 from causantic.memory.observe import memory_dict
 from causantic.memory.rank import DEFAULT, Candidate, Weights, rank, recency, relevance
+from causantic.model import MODEL_ID
 from causantic.retrieval.fts import fts_query, query_terms
-from causantic.retrieval.render import SEPARATOR, Answer, Hit, block, short_time
+from causantic.retrieval.render import SEPARATOR, Answer, Hit, block, short_time, shorten
 from causantic.store import memories as sql
 from causantic.store.db import Store
 from causantic.tokens import approx_tokens, chars_for_tokens
@@ -123,16 +125,17 @@ def has_memories(conn: apsw.Connection) -> bool:
 def cosines(conn: apsw.Connection, query: str, project: str | None,
             model_dir: str | None) -> dict[int, float]:
     """Memory rowid -> cosine with the query; {} when there are no vectors or no model."""
-    from causantic.model import MODEL_ID
 
     if not sql.has_vectors(conn, MODEL_ID):
         return {}
+    # deferred: heavy: pulls numpy, only needed here
     from causantic.retrieval.vector import VectorsUnavailable, query_vector
 
     try:
         q = query_vector(query, model_dir)
     except VectorsUnavailable:
         return {}
+    # deferred: heavy: numpy, only needed here
     import numpy as np
 
     stored = sql.vectors(conn, MODEL_ID, project=project)
@@ -205,7 +208,6 @@ def with_memories(result: Answer, hits: Sequence[MemoryHit], max_tokens: int) ->
     """A search/recall `Answer` with the memory hits before its chunks (text and results)."""
     if not hits:
         return result
-    from causantic.retrieval.render import shorten
 
     room = chars_for_tokens(max(200, max_tokens // MEMORY_SHARE))
     blocks: list[str] = []
@@ -236,8 +238,6 @@ def list_memories(store: Store, *, project: str | None = None, types: Sequence[s
         return {"memories": [], "text": "No memories yet: `causantic remember TEXT` adds one."}
     for t in types:
         if t not in TYPES:
-            from causantic.errors import UsageError
-
             raise UsageError(f"unknown memory type {t!r}; use one of {', '.join(TYPES)}")
     rows = sql.select(conn, project=project, types=types, order=sort, limit=limit)
     dups = sql.duplicates_of(conn, [r.id for r in rows])

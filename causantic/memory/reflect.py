@@ -12,11 +12,15 @@ from __future__ import annotations
 
 from collections import defaultdict
 
+import apsw
+
 from causantic.errors import UsageError
 from causantic.memory.observe import now_iso
+from causantic.memory.recall import retrieve
 from causantic.memory.triggers import due, mark_name
 from causantic.store import memories as sql
 from causantic.store.db import Store
+from causantic.store.topic_members import topic_names_of
 
 PER_GROUP = 8
 
@@ -37,7 +41,6 @@ def reflect(store: Store, project: str, *, focus: str | None = None, record: boo
     if not rows:
         raise UsageError(f"no memories for project {project!r} yet; nothing to reflect on")
     if focus:
-        from causantic.memory.recall import retrieve
 
         found = retrieve(store, focus, project=project, limit=limit)
         focus_ids = {c.memory.id for c in found}
@@ -95,9 +98,7 @@ def _group(title: str, members: list, cites: dict[str, list[str]]) -> dict[str, 
 
 def _topic_groups(conn, cites: dict[str, list[str]]) -> list[tuple[str, set[str]]]:
     """(topic name, memory ids) for memories whose cited chunks belong to topics."""
-    import apsw
 
-    from causantic.store.topic_members import topic_names_of
 
     chunk_to_memory: dict[str, list[str]] = defaultdict(list)
     for mid, chunk_ids in cites.items():

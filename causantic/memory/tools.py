@@ -26,6 +26,7 @@ def add_tools(mcp: MCPServer, tool: Callable[..., Any], settings: Settings,
     """Register the memory tools on the server (tool(name, annotations) is its decorator)."""
 
     def writable():
+        # deferred: MCP start: a tool's code loads at its first call
         from causantic.store import open_store
 
         return open_store(settings.db_path)
@@ -46,6 +47,7 @@ def add_tools(mcp: MCPServer, tool: Callable[..., Any], settings: Settings,
             "Chunk ids the statement rests on (from search/reflect)."))] = None,
     ) -> str:
         """Remember something for future sessions: a user's standing instruction ("always use pnpm"), a decision and its reason, a hard-won fix, or an insight/procedure you drew after `reflect`. Stored locally, shown in session briefings and in search results. An exact repeat is counted, not duplicated."""
+        # deferred: heavy: pulls numpy, only needed here
         from causantic.ingest.run import make_redact
         from causantic.memory.observe import observe as run
 
@@ -64,6 +66,7 @@ def add_tools(mcp: MCPServer, tool: Callable[..., Any], settings: Settings,
         limit: Annotated[int, Field(ge=1, le=200, description="Most memories to list.")] = 30,
     ) -> str:
         """List remembered observations (instructions, decisions, fixes, insights), most important first, with ids for feedback and forget."""
+        # deferred: MCP start: a tool's code loads at its first call
         from causantic.memory.recall import list_memories
         from causantic.store import open_store
 
@@ -79,6 +82,7 @@ def add_tools(mcp: MCPServer, tool: Callable[..., Any], settings: Settings,
         reason: Annotated[str | None, Field(description="Why, in a few words.")] = None,
     ) -> str:
         """Tell memory whether a remembered observation helped (raises its importance) or was wrong/outdated (lowers it). Effective importance = base + 0.5 x (helpful - harmful); it does not make the memory look recent."""
+        # deferred: MCP start: a tool's code loads at its first call
         from causantic.memory.feedback import feedback as run
 
         with errors(), writable() as store:
@@ -90,6 +94,7 @@ def add_tools(mcp: MCPServer, tool: Callable[..., Any], settings: Settings,
         focus: Annotated[str | None, Field(description="Only observations about this.")] = None,
     ) -> str:
         """Reflect on a project's recent observations: returns guiding questions and evidence groups (topics, recent errors and fixes, repeated items). Answer them yourself and save each conclusion with observe(observation_type="insight" or "procedure", cites=[chunk ids]). Use when the session briefing says reflection is due."""
+        # deferred: MCP start: a tool's code loads at its first call
         from causantic.memory.reflect import reflect as run
 
         with errors(), writable() as store:

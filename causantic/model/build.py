@@ -34,6 +34,7 @@ import argparse
 import hashlib
 import io
 import json
+import logging
 import os
 import struct
 import subprocess
@@ -226,6 +227,7 @@ def read_safetensors(data: bytes) -> dict[str, np.ndarray]:
 
     Returns read-only little-endian arrays that view ``data`` (no copy).
     """
+    # deferred: heavy: numpy, only needed here
     import numpy as np
 
     dtypes = {"F32": "<f4", "F16": "<f2", "I64": "<i8", "I32": "<i4"}
@@ -265,12 +267,14 @@ class _GraphBuilder:
         self._count = 0
 
     def const(self, name: str, value: np.ndarray) -> str:
+        # deferred: heavy: onnx (build time only), only needed here
         from onnx import numpy_helper
 
         self.initializers.append(numpy_helper.from_array(value, name))
         return name
 
     def op(self, op_type: str, inputs: list[str], name: str | None = None, **attrs: Any) -> str:
+        # deferred: heavy: onnx (build time only), only needed here
         from onnx import helper
 
         self._count += 1
@@ -295,6 +299,7 @@ def build_fp32_model(tensors: dict[str, np.ndarray]) -> onnx.ModelProto:
         mask is 1) and ``last_hidden_state`` (float32, [batch, sequence, 384]). Token type ids
         are always 0 for single texts, so row 0 of the token-type table is added as a constant.
     """
+    # deferred: heavy: numpy, only needed here
     import numpy as np
     from onnx import TensorProto, helper
 
@@ -402,8 +407,8 @@ def build_fp32_model(tensors: dict[str, np.ndarray]) -> onnx.ModelProto:
 
 def quantize_int8(fp32: onnx.ModelProto) -> bytes:
     """Per-channel dynamic int8 quantisation of MatMul and Gather weights; returns model bytes."""
-    import logging
 
+    # deferred: heavy: onnxruntime, only needed here
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
     quant_logger = logging.getLogger()  # the quantiser warns about pre-processing on the root logger
@@ -423,6 +428,7 @@ def quantize_int8(fp32: onnx.ModelProto) -> bytes:
 
 
 def _manifest(model_bytes: bytes, source: _Source) -> dict[str, Any]:
+    # deferred: heavy: numpy, only needed here
     import numpy
     import onnx
     import onnxruntime
@@ -546,6 +552,7 @@ def check_fidelity(reference_wheel: Path, wheel: Path | None, cache_dir: Path | 
     and normalised here. Texts are cut at ``MAX_TOKENS`` word pieces. Returns the cosines per
     text for ``fp32_vs_reference`` and ``int8_vs_fp32``.
     """
+    # deferred: heavy: numpy, only needed here
     import numpy as np
     import onnxruntime as ort
     from tokenizers import Tokenizer

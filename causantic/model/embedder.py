@@ -137,6 +137,7 @@ class Embedder:
             raise ModelUnavailable(f"the model in {self.directory} has dim {self.dim}, "
                                    f"expected {_model.DIM}; rebuild: {fix}")
         try:
+            # deferred: heavy: numpy, only needed here
             import numpy as np
             import onnxruntime as ort
             from tokenizers import Tokenizer

@@ -50,10 +50,12 @@ import apsw
 
 from causantic.config import ANSWER_TOKENS
 from causantic.errors import UsageError
-from causantic.retrieval import render
+from causantic.retrieval import answer, render
+from causantic.retrieval.answer import units
 from causantic.retrieval.fts import doc_counts, idf, query_terms, term_stems
 from causantic.retrieval.projects import resolve_project
 from causantic.retrieval.render import Answer, Hit
+from causantic.retrieval.search import search
 from causantic.store import chunks as chunk_store
 from causantic.store import edges as edge_store
 from causantic.store.counts import max_rowid
@@ -201,7 +203,6 @@ def walk_seeded(
     The seam `bench/variants.py` uses to compare seedings; the product seeds from hybrid
     search (which degrades to keywords by itself).
     """
-    from causantic.retrieval.search import search
 
     if direction not in (BACKWARD, FORWARD):
         raise UsageError(f"direction must be {BACKWARD!r} or {FORWARD!r}")
@@ -406,6 +407,7 @@ def chain_score(steps: Sequence[float]) -> float:
 
 def default_scorer(store: Store) -> Scorer:
     """Keyword coverage, blended with vector similarity when the store holds current vectors."""
+    # deferred: heavy: pulls numpy, only needed here
     from causantic.retrieval.vector import vectors_state
 
     return keyword_scores if vectors_state(store.conn) is not None else blended_scores
@@ -417,6 +419,7 @@ def blended_scores(conn: apsw.Connection, query: str, texts: dict[str, str]) -> 
     Chunks without a current vector, or any failure to embed the query, leave the keyword
     coverage alone: the vector side never breaks a chain.
     """
+    # deferred: heavy: pulls numpy, only needed here
     from causantic.retrieval.vector import VectorsUnavailable, query_vector, similarities
 
     keyword = keyword_scores(conn, query, texts)
@@ -529,7 +532,6 @@ def _render_chain(
     shown compacted (`answer.compact`: tool calls and output cut hard); a recall's match
     without a resolution path is shown with the rest of its turn (`answer.extract`).
     """
-    from causantic.retrieval import answer
 
     limit = char_limit(max_tokens, max_chars)
     lead = (f"{notice}\n" if notice else "") + _title(query, direction, walk_order) + "\n\n"
@@ -597,7 +599,6 @@ def _other_matches(conn: apsw.Connection, query: str, text: str, shown: list[Hit
     found elsewhere (never a chunk the chain holds), so a recall or predict answer holds at
     least what a search would have shown after its best match.
     """
-    from causantic.retrieval.answer import units
 
     room = limit - len(text) - len(render.SEPARATOR) - len(OTHER_MATCHES) - 2
     if room < _MIN_OTHER_CHARS:
@@ -634,7 +635,6 @@ def _fallback(
                 "showing search results instead.")
     lead = (f"{notice}\n" if notice else "") + line
     limit = char_limit(max_tokens, max_chars)
-    from causantic.retrieval.answer import units
 
     hits = [h.replace(text=text) for h, text in units(store.conn, hits, query)]
     items, used = render.fit(

@@ -58,6 +58,7 @@ def expand(
         raise UsageError(f"unknown sibling order {order!r}; use one of {', '.join(ORDERS)}")
     if not hits or topics < 1 or siblings < 1 or not topic_store.ready(conn):
         return hits
+    # deferred: heavy: pulls numpy, only needed here
     from causantic.retrieval import fusion
 
     taken = {h.chunk_id for h in hits}
@@ -93,6 +94,7 @@ def _siblings(
     free = [(cid, dist) for cid, dist, _ in pool if cid not in taken]
     if order == "centroid" or len(free) <= k:
         return free[:k]
+    # deferred: heavy: pulls numpy, only needed here
     from causantic.retrieval.vector import chunk_vectors
 
     vecs = chunk_vectors(conn, [hit_id] + [cid for cid, _ in free])

@@ -197,6 +197,7 @@ def select(
     skipped duplicate older than the item it repeats takes that item's place (see
     `drop_near_duplicates`). ``text_of`` None: plain MMR, no duplicate is skipped.
     """
+    # deferred: heavy: numpy, only needed here
     import numpy as np
 
     if not items:

@@ -18,6 +18,7 @@ from causantic.lessons.surface import render
 from causantic.retrieval.fts import query_terms
 from causantic.retrieval.render import Answer
 from causantic.store.counts import any_chunks
+from causantic.store.ledger import entries, per_session
 from causantic.store.lessons import LessonRow, list_lessons, search_lessons
 from causantic.store.lessons import count as count_lessons
 from causantic.store.sessions import session_cwd
@@ -120,7 +121,6 @@ def attach(conn: apsw.Connection, query: str, project: str | None, answer: Answe
 def ledger_view(conn: apsw.Connection, session_id: str | None = None,
                 limit: int = 100) -> tuple[dict[str, object], str]:
     """(JSON answer, text) for `causantic ledger`: injections newest first, with totals."""
-    from causantic.store.ledger import entries
 
     rows = entries(conn, session_id=session_id, limit=limit)
     tokens = sum(r.tokens for r in rows)
@@ -138,7 +138,6 @@ def ledger_view(conn: apsw.Connection, session_id: str | None = None,
 
 def ledger_summary(conn: apsw.Connection, limit: int = 5) -> str:
     """One line per recent session: injections and tokens (for `doctor`); '' when none."""
-    from causantic.store.ledger import per_session
 
     try:
         rows = per_session(conn, limit)

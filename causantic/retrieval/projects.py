@@ -130,6 +130,7 @@ def _within(path: str, folder: str) -> bool:
 
 def _unknown(name: str, dirs: list[table.ProjectDir]) -> str:
     """One line: no such project, and the names it is closest to (or what exists)."""
+    # deferred: hook fast path: loaded only when this runs
     import difflib
 
     projects = sorted({d.project for d in dirs})

@@ -52,6 +52,7 @@ def prompt_recall(
     min_coverage: float = 0.5,
 ) -> PromptRecall:
     """Chunks that cover most of the prompt's information, rendered under `max_chars`."""
+    # deferred: hook fast path: loaded only when this runs
     from causantic.retrieval import render
     from causantic.retrieval.search import dedupe
     from causantic.store.hits import load_hits

@@ -84,6 +84,7 @@ def score_fusion(conn: apsw.Connection, query: str, keyword: list[tuple[str, flo
                  ) -> list[tuple[str, float, tuple[str, ...]]]:
     """The product's fusion: `fusion.fuse` with the keyword weight `fts.query_idf` and
     `fusion.keyword_weight` give this query."""
+    # deferred: heavy: pulls numpy, only needed here
     from causantic.retrieval import fusion
 
     weight = fusion.keyword_weight(keyword[0][1], query_idf(conn, query)) if keyword else 0.0
@@ -92,6 +93,7 @@ def score_fusion(conn: apsw.Connection, query: str, keyword: list[tuple[str, flo
 
 def sibling_expansion(conn: apsw.Connection, hits: list[Hit], project: str | None) -> list[Hit]:
     """The product's cluster expansion (`expand.expand` with its defaults)."""
+    # deferred: hook fast path: loaded only when this runs
     from causantic.retrieval.expand import expand
 
     return expand(conn, hits, project=project)
@@ -146,6 +148,7 @@ def search_with(
     if mode == "keyword":
         hits = dedupe(load_hits(store.conn, keyword), keep=limit)
         return finish(query, mode, hits, max_tokens, max_chars, started, units=render_as)
+    # deferred: heavy: pulls numpy, only needed here
     from causantic.retrieval.vector import VectorsUnavailable, vectors_state
 
     notice = vectors_state(store.conn)
@@ -186,6 +189,7 @@ def _with_vectors(
     Each list offers its best ``fusion.depth(limit)`` chunks (deeper tails only add chunks
     that both lists rank poorly); ``steps.fuse`` combines them (the product: `score_fusion`).
     """
+    # deferred: heavy: pulls numpy, only needed here
     from causantic.retrieval import fusion
     from causantic.retrieval.vector import chunk_vectors, vector_search
 
@@ -258,6 +262,7 @@ def finish(
 def _as_units(conn: apsw.Connection, hits: list[Hit], query: str, room: int) -> list[Hit]:
     """Hits with their answer units as text, built in rank order until `room` characters
     are filled (units cost a turn query and compaction each: only those shown are built)."""
+    # deferred: hook fast path: loaded only when this runs
     from causantic.retrieval.answer import units
 
     out: list[Hit] = []
@@ -279,6 +284,7 @@ def dedupe(hits: list[Hit], *, keep: int | None = None) -> list[Hit]:
     as repeats; the oldest of a repeat keeps the better rank (see
     `fusion.drop_near_duplicates`). Stops once ``keep`` hits are kept.
     """
+    # deferred: heavy: pulls numpy, only needed here
     from causantic.retrieval.fusion import drop_near_duplicates
 
     return drop_near_duplicates(hits, _body, lambda h: h.chunk_id, None, keep, time_of=_time)

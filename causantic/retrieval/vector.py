@@ -103,6 +103,7 @@ def query_vector(text: str, model_dir: str | None = None) -> np.ndarray:
     VectorsUnavailable
         The embedding model cannot be loaded.
     """
+    # deferred: hook fast path: loaded only when this runs
     from causantic import model as _model
 
     key = (str(_model.model_dir(model_dir)), text)  # the directory, not the argument: env-aware
@@ -111,6 +112,7 @@ def query_vector(text: str, model_dir: str | None = None) -> np.ndarray:
         if hit is not None:
             _query_cache.move_to_end(key)
             return hit
+    # deferred: hook fast path: loaded only when this runs
     from causantic.errors import ModelUnavailable
     from causantic.model.embedder import get_embedder
 
@@ -148,6 +150,7 @@ def vector_search(
         No vectors (for this model, or for this project), or the model or sqlite-vec cannot
         load. The message is one line, fit for a notice.
     """
+    # deferred: heavy: numpy, only needed here
     import numpy as np
 
     conn = store.conn
@@ -190,6 +193,7 @@ def _index_search(
     pool; otherwise a chunk is missed only if its mean vector's signs are far from the query's
     while one of its windows is near it.
     """
+    # deferred: heavy: numpy, only needed here
     import numpy as np
 
     rowids, bits = vector_index.load(conn, MODEL_ID, project)
@@ -215,6 +219,7 @@ def _vec0_search(
     conn: apsw.Connection, qvec: np.ndarray, project: str | None, limit: int
 ) -> list[tuple[str, float]]:
     """Exact KNN over vec0's window vectors (sqlite-vec loaded)."""
+    # deferred: heavy: numpy, only needed here
     import numpy as np
 
     qbytes = np.ascontiguousarray(qvec, dtype=np.float32).tobytes()
@@ -241,6 +246,7 @@ def chunk_vectors(conn: apsw.Connection, chunk_ids: Sequence[str]) -> dict[str, 
 
     Chunks without current vectors are absent. Needs no sqlite-vec (plain table).
     """
+    # deferred: heavy: numpy, only needed here
     import numpy as np
 
     return {
@@ -253,6 +259,7 @@ def similarities(
     conn: apsw.Connection, chunk_ids: Sequence[str], query: np.ndarray
 ) -> dict[str, float]:
     """chunk id -> cosine between the query vector and the chunk's mean vector."""
+    # deferred: heavy: numpy, only needed here
     import numpy as np
 
     vecs = chunk_vectors(conn, chunk_ids)

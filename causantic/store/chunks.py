@@ -85,6 +85,7 @@ def delete_from(conn: apsw.Connection, file_id: int, offset: int) -> int:
         )
     ]
     if rowids:
+        # deferred: heavy: pulls numpy, only needed here
         from causantic.store.vectors import drop_chunk_vectors
 
         drop_chunk_vectors(conn, rowids)

@@ -180,6 +180,7 @@ def _connect(path: Path, readonly: bool, busy_ms: int = BUSY_TIMEOUT_MS) -> Stor
         if not readonly:
             _use_wal(conn, busy_ms)
             conn.execute("PRAGMA synchronous = NORMAL")
+            # deferred: hook fast path: loaded only when this runs
             from causantic.store.schema import MIGRATIONS, migrate, schema_version
 
             if schema_version(conn) != len(MIGRATIONS):  # older: migrate; newer: refused
@@ -191,6 +192,7 @@ def _connect(path: Path, readonly: bool, busy_ms: int = BUSY_TIMEOUT_MS) -> Stor
                 migrate(conn, path)
                 conn.set_busy_timeout(busy_ms)
         else:
+            # deferred: hook fast path: loaded only when this runs
             from causantic.store.schema import check_version, needs_migration
 
             check_version(conn, path)
@@ -223,6 +225,7 @@ def _use_wal(conn: apsw.Connection, busy_ms: int) -> None:
     """Switch to WAL. Two processes creating the same new file at once: SQLite answers the
     loser's journal-mode change with an immediate SQLITE_BUSY, without calling the busy
     handler, so retry here for as long as the busy timeout would have waited."""
+    # deferred: hook fast path: loaded only when this runs
     import time
 
     deadline = time.monotonic() + busy_ms / 1000
@@ -239,12 +242,14 @@ def _use_wal(conn: apsw.Connection, busy_ms: int) -> None:
 
 
 def _connect_immutable(path: Path) -> Store:
+    # deferred: hook fast path: loaded only when this runs
     from urllib.parse import quote
 
     uri = f"file:{quote(str(path.resolve()))}?mode=ro&immutable=1"
     conn = apsw.Connection(uri, flags=apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_URI)
     try:
         conn.execute("PRAGMA foreign_keys = ON")
+        # deferred: hook fast path: loaded only when this runs
         from causantic.store.schema import check_version, needs_migration
 
         check_version(conn, path)

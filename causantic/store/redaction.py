@@ -11,6 +11,7 @@ from collections.abc import Sequence
 
 import apsw
 
+from causantic.store.db import BUSY_TIMEOUT_MS
 from causantic.store.sql import table_exists
 
 META = "redaction_meta"
@@ -191,7 +192,6 @@ def checkpoint(conn: apsw.Connection, wait_ms: int = 1000) -> tuple[int, int, in
     A reader in the middle of a transaction keeps it from finishing; waiting for it at most
     ``wait_ms`` is enough, the next checkpoint of any process finishes the job.
     """
-    from causantic.store.db import BUSY_TIMEOUT_MS
 
     conn.set_busy_timeout(wait_ms)
     try:

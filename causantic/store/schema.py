@@ -527,6 +527,7 @@ def create_redaction_meta(conn: apsw.Connection) -> None:
     chunks gets no row (it was written under rules older than any recorded), so `doctor`
     asks for `causantic redact --rescan`, which sets it.
     """
+    # deferred: hook fast path: loaded only when this runs
     from causantic.redact import RULES_VERSION
 
     conn.execute(

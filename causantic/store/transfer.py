@@ -20,6 +20,7 @@ Invariants:
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -171,6 +172,7 @@ def vector_rows(
 ) -> Iterator[tuple[str, str, str, str, list[bytes]]]:
     """(chunk id, project, model id, embedded_at, window vectors) of every embedded exported
     chunk. Needs sqlite-vec loaded on `conn`."""
+    # deferred: heavy: pulls numpy, only needed here
     from causantic.store.vectors import VEC_TABLE, WINDOW_SLOTS
 
     sql = (
@@ -221,7 +223,6 @@ def topic_name(conn: apsw.Connection, topic_id: object) -> str | None:
 
 
 def _named(sql: str) -> list[str]:
-    import re
 
     return re.findall(r":([A-Za-z_]\w*)", sql)
 

@@ -47,6 +47,7 @@ STALE_RATIO = 0.25
 
 def sign_bits(vectors: np.ndarray) -> np.ndarray:
     """Rows of packed sign bits (uint8, dim / 8 per row) of a (n, dim) float array."""
+    # deferred: heavy: numpy, only needed here
     import numpy as np
 
     return np.packbits(np.asarray(vectors) > 0, axis=-1)
@@ -54,6 +55,7 @@ def sign_bits(vectors: np.ndarray) -> np.ndarray:
 
 def quantize(windows: np.ndarray) -> bytes:
     """Window vectors (w, dim) float32 -> float32 scales (w) followed by int8 values (w, dim)."""
+    # deferred: heavy: numpy, only needed here
     import numpy as np
 
     windows = np.asarray(windows, dtype=np.float32)
@@ -66,6 +68,7 @@ def quantize(windows: np.ndarray) -> bytes:
 def unpack(blobs: Sequence[bytes], windows: Sequence[int], dim: int) -> tuple[np.ndarray, np.ndarray]:
     """(scales float32 (W), values float32 (W, dim)) of many chunks' `quantize` blobs,
     their windows stacked in order (W = sum of ``windows``): one numpy pass for all."""
+    # deferred: heavy: numpy, only needed here
     import numpy as np
 
     scales = b"".join(blob[: 4 * w] for blob, w in zip(blobs, windows))
@@ -76,6 +79,7 @@ def unpack(blobs: Sequence[bytes], windows: Sequence[int], dim: int) -> tuple[np
 
 def hamming(bits: np.ndarray, query_bits: np.ndarray) -> np.ndarray:
     """Hamming distance (uint16) between each row of packed ``bits`` and ``query_bits``."""
+    # deferred: heavy: numpy, only needed here
     import numpy as np
 
     width = bits.shape[1]
@@ -91,6 +95,7 @@ def hamming(bits: np.ndarray, query_bits: np.ndarray) -> np.ndarray:
 
 def dequantize(blob: bytes, windows: int, dim: int) -> np.ndarray:
     """The (windows, dim) float32 approximation of what `quantize` stored."""
+    # deferred: heavy: numpy, only needed here
     import numpy as np
 
     scales = np.frombuffer(blob, dtype=np.float32, count=windows)
@@ -135,6 +140,7 @@ def append(
 
 
 def _rowid_bytes(rowids: Iterable[int]) -> bytes:
+    # deferred: hook fast path: loaded only when this runs
     from array import array
 
     out = array("q", rowids)
@@ -156,6 +162,7 @@ def load(
     newest id and total size, read from the block index first), which saves a long-lived
     process such as `serve-mcp` reading ~5 MB per 100,000 chunks on every search.
     """
+    # deferred: heavy: numpy, only needed here
     import numpy as np
 
     where = "model_id = ?" + (" AND project = ?" if project is not None else "")
@@ -243,6 +250,7 @@ def refresh(conn: apsw.Connection, model_id: str) -> int:
 
 def rebuild(conn: apsw.Connection, model_id: str) -> int:
     """Rewrite this model's blocks from the meta table's mean vectors (one transaction)."""
+    # deferred: heavy: numpy, only needed here
     import numpy as np
 
     with conn:
@@ -263,6 +271,7 @@ def rebuild(conn: apsw.Connection, model_id: str) -> int:
 
 def _fill_quantized(conn: apsw.Connection, model_id: str) -> int:
     """Quantise the vec0 windows of chunks that have no `windows_q` yet."""
+    # deferred: heavy: numpy, only needed here
     import numpy as np
 
     todo = dict(conn.execute(

@@ -111,6 +111,7 @@ def write_vectors(conn: apsw.Connection, items: Sequence[EmbeddedChunk], model_i
     holds the same chunk id or project) or if another process embedded it meanwhile with this
     model. Call with sqlite-vec loaded and the vec0 table created.
     """
+    # deferred: heavy: numpy, only needed here
     import numpy as np
 
     stored = 0

@@ -66,6 +66,7 @@ BACKGROUND_SAMPLE = 2000
 
 def angular(cos: npt.ArrayLike) -> np.ndarray:
     """Angular distance ``arccos(cos) / pi`` (0 = same direction, 1 = opposite)."""
+    # deferred: heavy: numpy, only needed here
     import numpy as np
 
     return np.arccos(np.clip(np.asarray(cos, dtype=np.float64), -1.0, 1.0)) / math.pi
@@ -107,8 +108,10 @@ def cluster(
     Clusters
         Labels numbered from 0 by decreasing size (ties: lowest first row), -1 for noise.
     """
+    # deferred: heavy: numpy, only needed here
     import numpy as np
 
+    # deferred: heavy: pulls numpy, only needed here
     from causantic.topics.hdbscan import HDBSCAN
 
     n = len(X)
@@ -145,6 +148,7 @@ def cluster(
 
 def unit_means(X: np.ndarray, labels: np.ndarray, k: int) -> np.ndarray:
     """(k, dim) float32: the unit mean of each label's rows."""
+    # deferred: heavy: numpy, only needed here
     import numpy as np
 
     sums = np.zeros((k, X.shape[1]), dtype=np.float64)
@@ -159,6 +163,7 @@ def nearest(X: np.ndarray, centroids: np.ndarray, block: int = 4096) -> tuple[np
     Row blocks keep each matrix product small (large single GEMMs crash numpy's bundled
     OpenBLAS here: tech-facts section 5).
     """
+    # deferred: heavy: numpy, only needed here
     import numpy as np
 
     idx = np.zeros(len(X), dtype=np.int64)
@@ -236,8 +241,10 @@ def rebuild(
     CausanticError
         No chunk has vectors of this model yet (run `causantic embed` first).
     """
+    # deferred: heavy: numpy, only needed here
     import numpy as np
 
+    # deferred: hook fast path: loaded only when this runs
     from causantic.topics.naming import BACKGROUND, name_topics
 
     settings = settings or TopicSettings()
@@ -245,6 +252,7 @@ def rebuild(
     started = time.perf_counter()
     snapshot = topic_store.all_vectors(conn, model_id)
     if not snapshot:
+        # deferred: heavy: pulls numpy, only needed here
         from causantic.store.vectors import META_TABLE, other_model, table_exists
 
         other = other_model(conn, model_id) if table_exists(conn, META_TABLE) else None
@@ -312,6 +320,7 @@ def _naming_classes(
     background: int,
 ) -> dict[int, list[str]]:
     """Texts per topic label (nearest the centroid first, capped) plus a background sample."""
+    # deferred: heavy: numpy, only needed here
     import numpy as np
 
     picks: dict[int, np.ndarray] = {}
@@ -346,6 +355,7 @@ def _join_nearest(
     topic_ids: Sequence[int], threshold: float, model_id: str,
 ) -> int:
     """Write memberships for the rows whose nearest centroid is within the threshold."""
+    # deferred: heavy: numpy, only needed here
     import numpy as np
 
     if not rows or not len(centroids):
@@ -390,6 +400,7 @@ class Assigner:
         return assigner if assigner._ids else None
 
     def _reload(self, conn: apsw.Connection, built_at: str) -> None:
+        # deferred: heavy: numpy, only needed here
         import numpy as np
 
         rows = topic_store.centroids(conn)

@@ -346,8 +346,10 @@ class _VectorWriter:
         if not self.ok:
             self.result.skipped += 1
             return
+        # deferred: heavy: numpy, only needed here
         import numpy as np
 
+        # deferred: heavy: pulls numpy, only needed here
         from causantic.store.vectors import EmbeddedChunk
 
         found = sql.chunk_for_vectors(self.store.conn, str(row.get("chunk_id")))
@@ -366,6 +368,7 @@ class _VectorWriter:
             self.flush()
 
     def flush(self) -> None:
+        # deferred: heavy: pulls numpy, only needed here
         from causantic.store.vectors import ensure_table, write_vectors
 
         conn = self.store.conn

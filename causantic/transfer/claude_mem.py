@@ -52,6 +52,7 @@ def import_database(settings: Settings, path: Path, *, dry_run: bool = False) ->
     ------
     UsageError : not a SQLite file, or not a claude-mem database.
     """
+    # deferred: heavy: pulls numpy, only needed here
     from causantic.ingest.run import make_redact
 
     sessions, records, counts = read(path)

@@ -74,6 +74,7 @@ def import_archive(settings: Settings, archive: Path, *, dry_run: bool = False) 
 
 def _import(settings: Settings, archive: Path, transcripts: list[Path], summaries: list[Path],
             report: ForeignReport) -> None:
+    # deferred: heavy: pulls numpy, only needed here
     from causantic.ingest.run import make_redact, run_ingest
 
     if transcripts:
