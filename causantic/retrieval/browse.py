@@ -9,7 +9,7 @@ import apsw
 
 from causantic.retrieval.projects import resolve_project
 from causantic.retrieval.render import short_time
-from causantic.store.chunks import project_summaries, session_summaries
+from causantic.store.chunks import SessionSummary, project_summaries, session_summaries
 from causantic.store.stats import stored_counts
 from causantic.timestamps import days_ago
 from causantic.wording import plural
@@ -28,22 +28,7 @@ class ProjectInfo:
                 "first": self.first, "last": self.last}
 
 
-@dataclass(frozen=True)
-class SessionInfo:
-    session_id: str
-    project: str
-    start_time: str
-    end_time: str
-    chunks: int
-    tokens: int
-    title: str | None
-    git_branch: str | None
-
-    def as_dict(self) -> dict[str, object]:
-        return {"session_id": self.session_id, "project": self.project,
-                "start_time": self.start_time, "end_time": self.end_time,
-                "chunks": self.chunks, "tokens": self.tokens, "title": self.title,
-                "git_branch": self.git_branch}
+SessionInfo = SessionSummary  # the store's row is what list-sessions shows
 
 
 def list_projects(conn: apsw.Connection) -> list[ProjectInfo]:
@@ -81,8 +66,7 @@ def list_sessions(
     if days_back is not None:
         since = days_ago(days_back, now)
         ended_since = since.strftime("%Y-%m-%dT%H:%M:%S.000Z")
-    return [SessionInfo(*row)
-            for row in session_summaries(conn, project, ended_since=ended_since, limit=limit)]
+    return session_summaries(conn, project, ended_since=ended_since, limit=limit)
 
 
 def render_sessions(project: str, sessions: list[SessionInfo]) -> str:

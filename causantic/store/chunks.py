@@ -207,6 +207,10 @@ class SessionSummary(NamedTuple):
     title: str | None
     git_branch: str | None
 
+    def as_dict(self) -> dict[str, object]:
+        """The JSON of `list-sessions` (the fields in this order)."""
+        return dict(self._asdict())
+
 
 def positions(conn: apsw.Connection, chunk_ids: Iterable[str]) -> dict[str, ChunkPosition]:
     """chunk id -> its position, for the chunks that are stored."""
