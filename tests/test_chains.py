@@ -289,3 +289,25 @@ def test_cli_unknown_project_is_one_line_exit_2(samples_db: Path, capsys: pytest
     code = cli.main(["--db", str(samples_db), "recall", "retry", "--project", "nope"])
     err = capsys.readouterr().err
     assert code == 2 and err.count("\n") == 1 and "no project 'nope'" in err
+
+
+def test_a_chunk_forgotten_while_the_walk_runs_is_left_out(sample_db: Path,
+                                                            monkeypatch: pytest.MonkeyPatch):
+    """The walk reads the chain's ids, then each chunk: a `forget` committed by another process
+    in between drops that chunk from the answer instead of failing the recall (it used to raise)."""
+    real_load, gone = chains.load_hit, []
+
+    def load_after_a_concurrent_forget(conn, chunk_id):
+        if not gone:  # the first chunk the walk loads is deleted by another connection first
+            other = apsw.Connection(str(sample_db))
+            with other:
+                other.execute("DELETE FROM chunks WHERE id = ?", (chunk_id,))
+            other.close()
+            gone.append(chunk_id)
+        return real_load(conn, chunk_id)
+
+    monkeypatch.setattr(chains, "load_hit", load_after_a_concurrent_forget)
+    with open_store(sample_db, readonly=True) as store:
+        result = recall(store, "Idempotency-Key header CreateInvoice")
+    assert gone and result.results
+    assert gone[0] not in {h.chunk_id for h in result.results}

@@ -255,18 +255,21 @@ def walk_seeded(
     seed_ids = {h.chunk_id for h in seed_hits}
     sources = {h.chunk_id: h.sources for h in seed_hits}
 
-    def hit_of(cid: str, step: float) -> Hit:
-        hit = _load_hit(store.conn, cid)
+    def hit_of(cid: str, step: float) -> Hit | None:
+        hit = load_hit(store.conn, cid)
+        if hit is None:  # read moments ago; a concurrent `forget` dropped it: leave it out
+            return None
         if cid in seed_ids:
             return hit.replace(score=step, sources=sources[cid], seed=True)
         return hit.replace(score=step, sources=("chain",))
 
-    hits = [hit_of(cid, step) for cid, step in zip(chosen.ids, chosen.steps)]
+    hits = [h for cid, step in zip(chosen.ids, chosen.steps) if (h := hit_of(cid, step))]
     following: list[Hit] = []
     for cid in after:  # up to the first chunk the chain already tells: no gaps, no repeats
         if cid in chosen.ids:
             break
-        following.append(hit_of(cid, scores_after.get(cid, 0.0)))
+        if (later := hit_of(cid, scores_after.get(cid, 0.0))) is not None:
+            following.append(later)
     text, shown = _render_chain(store.conn, query, direction, hits, max_tokens, max_chars,
                                 notice, following)
     if not shown:
@@ -497,13 +500,6 @@ def _holds(text: str, form: list[str] | re.Pattern[str]) -> bool:
 
 
 # -- rendering ----------------------------------------------------------------------------
-
-
-def _load_hit(conn: apsw.Connection, chunk_id: str) -> Hit:
-    hit = load_hit(conn, chunk_id)
-    if hit is None:  # the walk loaded this chunk moments ago; only a concurrent forget drops it
-        raise LookupError(f"chunk {chunk_id} is no longer stored")
-    return hit
 
 
 def _title(query: str, direction: str, hits: Sequence[Hit]) -> str:
