@@ -92,3 +92,28 @@ def test_search_results_are_answer_units_filling_the_budget(shared_db: Path):
     assert "ShutdownTimeout" in units.text
     for hit in units.results:  # each result's text is the unit shown
         assert hit.text.splitlines()[0] in units.text
+
+
+def test_follows_recognises_questions_about_what_came_next():
+    assert answer.follows("after the shell completion tests passed, what did we do next")
+    assert answer.follows("once the plan was approved, what got created")
+    assert answer.follows("what did I ask right after the plan review got compacted")
+    assert answer.follows("spotter-fum.4 tests: what happened after the first LiveView run")
+    assert not answer.follows("what came out of the session about linting tools")
+    assert not answer.follows("how was the flaky shell completion test fixed")
+
+
+def test_a_what_came_next_question_shows_the_turn_that_followed(shared_db: Path):
+    """The completion tests passed at the end of one turn; the next prompt was `commit`."""
+    asked = "after the fish shell completion tests passed, what did we do next"
+    with open_store(shared_db, readonly=True) as store:
+        after = search(store, asked, project="cli", max_tokens=4000)
+        plain = search(store, "the fish shell completion tests passed", project="cli",
+                       max_tokens=4000)
+    first = after.results[0]
+    assert first.session_id.startswith("61cb3ba8")
+    head, _, following = first.text.partition("\n\n[… the next turn]\n\n")
+    assert following.startswith("[User]\ncommit")
+    assert "TestAppendShellCompletion" in head  # the unit itself is unchanged
+    # Only the first unit shows what followed, and only for such questions.
+    assert all("[… the next turn]" not in h.text for h in after.results[1:] + plain.results)

@@ -10,7 +10,11 @@ result is shown as an *answer unit* (`units`):
   conclusion (the last message) first, then those holding the query's words, then the ones
   nearest the match; shown in conversation order, gaps marked ``[…]``;
 * the turn's prompt (its head) when the match is not the turn's first chunk;
-* a lower-ranked match in a turn already shown is shown compacted, without the extras.
+* a lower-ranked match in a turn already shown is shown compacted, without the extras;
+* when the query asks what followed something ("after X, what came next", "once X was
+  done", `follows`), search's first unit is followed by the next turn of its stream (its
+  prompt and its conclusion, `FOLLOW_CHARS`): the match is the situation, the answer is
+  what came after it.
 
 `compact` keeps what people and the assistant wrote and cuts what tools printed: user and
 assistant text stay (very long ones keep their head and the lines holding the query's
@@ -47,6 +51,12 @@ TOOLS_LINE_CHARS = 300
 MATCH_LINES = 3
 #: An answer unit's characters at most (about 750 tokens): five fit a 4,000-token answer.
 UNIT_CHARS = 2600
+#: Characters of the next turn shown after the first unit of a "what came next" query.
+FOLLOW_CHARS = 1300
+#: A question about what followed something: "after X, what did we do next", "once X was
+#: done", "right after", "what happened after". Not "what came out of" (a session's outcome).
+_NEXT_RE = re.compile(r"^\s*(after|once)\b|\bright after\b|\b(came|happened|do|did|ask|asked|was)"
+                      r" next\b|\bwhat (came|happened) after\b|: what happened after\b", re.I)
 _BATCH = 200
 
 
@@ -227,17 +237,29 @@ def with_conclusion(shown: str, last_chunk: str, terms: Sequence[str],
     return f"{shown}\n\n[… how this turn ended]\n\n{_head_cut(found[-1], limit, terms)}"
 
 
+def follows(query: str) -> bool:
+    """Whether the query asks what followed something ("after X, what came next")."""
+    return bool(_NEXT_RE.search(query))
+
+
 def units(conn: apsw.Connection, hits: Sequence[Hit], query: str,
-          seen: set[tuple[str, str, int]] | None = None) -> list[tuple[Hit, str]]:
+          seen: set[tuple[str, str, int]] | None = None,
+          follow: bool = False) -> list[tuple[Hit, str]]:
     """Each hit with its answer unit's text (module docstring), in rank order.
 
     ``seen`` holds the turns already shown in full (updated): pass the same set when
-    building the units of one answer in several calls.
+    building the units of one answer in several calls. ``follow``: when the query asks what
+    came next (`follows`), the answer's first unit (``seen`` empty) is followed by the next
+    turn of its stream.
     """
     where = positions(conn, [h.chunk_id for h in hits])
-    by_turn = turns(conn, [where[h.chunk_id][:3] for h in hits if h.chunk_id in where])
-    terms = terms_of(query)
+    keys = [where[h.chunk_id][:3] for h in hits if h.chunk_id in where]
     seen = set() if seen is None else seen
+    first = keys[0] if follow and not seen and keys and follows(query) else None
+    if first:
+        keys.append((first[0], first[1], first[2] + 1))
+    by_turn = turns(conn, keys)
+    terms = terms_of(query)
     out = []
     for h in hits:
         pos = where.get(h.chunk_id)
@@ -249,6 +271,10 @@ def units(conn: apsw.Connection, hits: Sequence[Hit], query: str,
             out.append((h, compact(h.text, terms)))
             continue
         seen.add(key)
-        out.append((h, extract(by_turn.get(key, []), h.chunk_id, terms, UNIT_CHARS)
-                    or compact(h.text, terms)))
+        text = extract(by_turn.get(key, []), h.chunk_id, terms, UNIT_CHARS) or compact(h.text, terms)
+        following = by_turn.get((key[0], key[1], key[2] + 1)) if key == first else None
+        if following:
+            text += "\n\n[… the next turn]\n\n" + extract(following, following[0][0], terms,
+                                                              FOLLOW_CHARS)
+        out.append((h, text))
     return out

@@ -261,7 +261,8 @@ def finish(
 
 def _as_units(conn: apsw.Connection, hits: list[Hit], query: str, room: int) -> list[Hit]:
     """Hits with their answer units as text, built in rank order until `room` characters
-    are filled (units cost a turn query and compaction each: only those shown are built)."""
+    are filled (units cost a turn query and compaction each: only those shown are built).
+    A "what came next" query's first unit also shows the next turn (`answer.units`)."""
     # deferred: hook fast path: loaded only when this runs
     from causantic.retrieval.answer import units
 
@@ -269,7 +270,7 @@ def _as_units(conn: apsw.Connection, hits: list[Hit], query: str, room: int) -> 
     seen: set[tuple[str, str, int]] = set()
     used = 0
     for i in range(0, len(hits), 6):
-        for h, text in units(conn, hits[i: i + 6], query, seen=seen):
+        for h, text in units(conn, hits[i: i + 6], query, seen=seen, follow=True):
             out.append(h.replace(text=text))
             used += len(text) + 80
         if used > room:
