@@ -39,6 +39,7 @@ from collections.abc import Iterable
 
 import apsw
 
+from causantic.blocks import blocks as read_blocks
 from causantic.records import Record
 from causantic.store import projects
 from causantic.store import session_state as table
@@ -63,9 +64,6 @@ class _LazyPattern:
         return getattr(compiled, name)
 
 
-_BLOCK_RE = _LazyPattern(
-    r"(?:^|\n\n)\[(User|Assistant|Summary|Command expansion|Tool:[^\]\n]+|Result:[^\]\n]+)\]"
-)
 _NOT_ERRORS = (
     "The user doesn't want to proceed",
     "The user doesn't want to take this action",
@@ -348,7 +346,7 @@ def _scan_text(
     index: int,
 ) -> int:
     """Append one chunk's tool calls, results and assistant texts to `events`."""
-    blocks = _blocks(text)
+    blocks = read_blocks(text)
     for label, body in blocks:
         index += 1
         if label == "Assistant":
@@ -375,15 +373,6 @@ def _scan_text(
                 events.calls.append((index, tool, call.subject, True, body))
     # Calls whose result is in no chunk (still running, or trimmed away) count as done.
     return index
-
-
-def _blocks(text: str) -> list[tuple[str, str]]:
-    marks = list(_BLOCK_RE.finditer(text))
-    out = []
-    for m, nxt in zip(marks, marks[1:] + [None]):
-        body = text[m.end() : nxt.start() if nxt else len(text)]
-        out.append((m.group(1), body.lstrip(" ").removeprefix("\n")))
-    return out
 
 
 def _subject(tool: str, body: str) -> str:
@@ -495,7 +484,7 @@ def _actions(commands: Iterable[str]) -> list[str]:
 
 def _last_assistant_text(texts: list[str]) -> str:
     for text in reversed(texts):
-        bodies = [b for label, b in _blocks(text) if label == "Assistant" and b.strip()]
+        bodies = [b for label, b in read_blocks(text) if label == "Assistant" and b.strip()]
         if bodies:
             return clip_line(bodies[-1], _HEAD_CHARS)
     return ""

@@ -34,7 +34,7 @@ LAYERS: dict[str, int] = {
     "store": STORE,
     "": LEAF, "errors": LEAF, "records": LEAF, "tokens": LEAF, "markers": LEAF,
     "wording": LEAF, "timestamps": LEAF, "progress": LEAF, "fsutil": LEAF, "config": LEAF, "redact": LEAF,
-    "chunk": LEAF, "transcripts": LEAF, "model": LEAF, "buildinfo": LEAF,
+    "chunk": LEAF, "blocks": LEAF, "transcripts": LEAF, "model": LEAF, "buildinfo": LEAF,
 }
 
 #: Upward imports allowed, each deferred (inside a function) for a stated reason.

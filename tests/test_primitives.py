@@ -130,3 +130,22 @@ def test_a_chunk_is_labelled_the_same_in_answers_and_listings():
     assert header(hit, 2) == "[2] proj · session s1 · agent a1 · 2026-01-01 00:00 · keyword · ◆ matched"
     assert label("proj", "0123456789", "", "", "first line") == \
         "proj · session 01234567 · unknown time · first line"
+
+
+def test_blocks_reads_back_what_render_block_writes():
+    """One reader of the rendered chunk format (session state and automatic observations)."""
+    from causantic.blocks import blocks
+    from causantic.ingest.chunking import render_block
+    from causantic.transcripts.turns import Block
+
+    written = [Block(kind="prompt", text="fix the flaky test"),
+               Block(kind="tool_use", text="", name="Bash", input={"command": "go test ./..."}),
+               Block(kind="tool_result", name="Bash", text="FAIL: TestRetry", is_error=True),
+               Block(kind="text", text="Fixed: the jitter was unseeded.")]
+    text = "\n\n".join(render_block(b) for b in written)
+    read = blocks(text)
+    assert [label for label, _ in read] == ["User", "Tool:Bash", "Result:Bash error", "Assistant"]
+    assert read[0][1] == "fix the flaky test"
+    assert read[2][1].startswith("FAIL: TestRetry")
+    assert read[3][1] == "Fixed: the jitter was unseeded."
+    assert blocks("no labels here") == []

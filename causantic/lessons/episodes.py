@@ -22,6 +22,7 @@ from collections import deque
 import apsw
 
 from causantic import derive_state as st
+from causantic.blocks import blocks
 from causantic.lessons.signature import Signature, digest, error_line
 from causantic.store import lessons as table
 from causantic.store.lessons import LessonRow
@@ -52,7 +53,7 @@ def session_events(conn: apsw.Connection, session_id: str) -> list[_Event]:
     pending: dict[str, deque[str]] = {}
     index = 0
     for chunk_id, agent, time, text in rows:
-        for label, body in st._blocks(text):
+        for label, body in blocks(text):
             index += 1
             if label == "Assistant":
                 events.append(_Event(index, chunk_id, time, text=body))

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 
 import apsw
 
+from causantic.blocks import blocks
 from causantic.memory import DEFAULT_IMPORTANCE
 from causantic.memory.observe import Redact, memory_id
 from causantic.store import memories as sql
@@ -39,9 +40,6 @@ from causantic.tokens import clip_line
 SCAN_MARK = "scan"
 MAX_PROMPT = 1500  # longer user messages are pastes (plans, logs), not instructions
 
-_BLOCK_RE = re.compile(
-    r"(?:^|\n\n)\[(User|Assistant|Summary|Command expansion|Tool:[^\]\n]+|Result:[^\]\n]+)\]"
-)
 _SENTENCE_RE = re.compile(r"(?<=[.!?])\s+|\n+")
 _INSTRUCTION_RE = re.compile(
     r"^(?:please\s+|and\s+|also\s+|so\s+)?(?:always|never)\s+\w"
@@ -198,16 +196,6 @@ def observations(chunks: Sequence[_Chunk], session_id: str) -> Iterable[Found]:
                     if edits:
                         yield Found("error", _fix_text(command, message, edits),
                                     (err_chunk, chunk.id), session_id, when)
-
-
-def blocks(text: str) -> list[tuple[str, str]]:
-    """(label, body) of each rendered block of a chunk."""
-    marks = list(_BLOCK_RE.finditer(text))
-    out = []
-    for m, nxt in zip(marks, marks[1:] + [None]):
-        body = text[m.end() : nxt.start() if nxt else len(text)]
-        out.append((m.group(1), body.lstrip(" ").removeprefix("\n")))
-    return out
 
 
 def _instructions(prompt: str, chunk: _Chunk, session_id: str) -> Iterable[Found]:
