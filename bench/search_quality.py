@@ -69,9 +69,9 @@ def _fingerprint(transcripts: Sequence[Path]) -> str:
         st = path.stat()
         h.update(f"{path}:{st.st_size}:{st.st_mtime_ns}".encode())
     package = REPO_ROOT / "causantic"
-    sources = [*package.glob("transcripts/*.py"), *package.glob("store/*.py")] + [
-        package / name for name in ("chunking.py", "ingest.py", "redact.py", "linking.py",
-                                    "embed.py", "embedding.py", "model/__init__.py")
+    sources = [*package.glob("transcripts/*.py"), *package.glob("store/*.py"),
+               *package.glob("ingest/*.py"), *package.glob("model/*.py")] + [
+        package / name for name in ("redact.py", "chunk.py", "blocks.py", "derive_state.py")
     ]
     for src in sorted(sources):
         if src.exists():
@@ -89,22 +89,38 @@ def build_db(folder: Path, sources: Sequence[Path]) -> Path:
     from causantic.transcripts.discover import discover
 
     files = [tf.path for tf in discover(list(sources))]
-    stamp = folder / "complete"
     key = _fingerprint(files)
-    db = folder / "memory.db"
-    if stamp.exists() and stamp.read_text() == key and db.exists():
+    # One folder per fingerprint, built aside and renamed into place: runs from several
+    # checkouts (different code, so different keys) never delete a database another reads.
+    done = folder.with_name(f"{folder.name}-{key}")
+    db = done / "memory.db"
+    if (done / "complete").exists() and db.exists():
         return db
-    if folder.exists():
-        shutil.rmtree(folder)
-    folder.mkdir(parents=True, mode=0o700)
-    settings = load_settings(db=db, env={"HOME": str(folder)})
+    building = folder.with_name(f".{folder.name}-{key}.{os.getpid()}")
+    if building.exists():
+        shutil.rmtree(building)
+    building.mkdir(parents=True, mode=0o700)
+    settings = load_settings(db=building / "memory.db", env={"HOME": str(building)})
     started = time.perf_counter()
     run_ingest(settings, list(sources))
     report = run_embed(settings)
+    (building / "complete").write_text(key)
+    try:
+        building.rename(done)
+    except OSError:  # another run finished the same build first: use theirs
+        shutil.rmtree(building, ignore_errors=True)
     print(f"built {db}: {report.embedded} chunks embedded ({report.windows} windows) "
           f"in {time.perf_counter() - started:.1f} s", flush=True)
-    stamp.write_text(key)
+    _drop_stale(folder, keep=done)
     return db
+
+
+def _drop_stale(folder: Path, keep: Path, days: float = 7.0) -> None:
+    """Delete this build's folders for other fingerprints untouched for `days` (old code)."""
+    cutoff = time.time() - days * 86400
+    for other in folder.parent.glob(f"{folder.name}-*"):
+        if other != keep and other.is_dir() and other.stat().st_mtime < cutoff:
+            shutil.rmtree(other, ignore_errors=True)
 
 
 def _rank_of_hit(sessions: Sequence[str], wanted: Sequence[str]) -> int | None:
