@@ -34,6 +34,7 @@ from causantic.retrieval.chains import predict, recall
 from causantic.retrieval.fts import STOP_WORDS
 from causantic.retrieval.search import search
 from causantic.store import health as sql
+from causantic.store.counts import count_chunks
 from causantic.store.db import Store
 from causantic.store.schema import MIGRATIONS, schema_version
 from causantic.store.sql import table_exists
@@ -236,7 +237,7 @@ def self_retrieval(store: Store, n: int, seed: int, quick: bool
                 stems.setdefault(stem, word)
         words.append(stems)
     df = sql.doc_frequencies(conn, {s for w in words for s in w}, scan=not quick)
-    total = max(1, sql.chunk_count(conn))
+    total = max(1, count_chunks(conn))
 
     # One untimed search first: the model loads on the first vector query, once per process.
     warm = search(store, "warm up", limit=1)

@@ -30,8 +30,8 @@ from causantic.ingest.rescan import needs_rescan
 from causantic.model import load_verified
 from causantic.redact import RULES_VERSION
 from causantic.retrieval.lessons import ledger_summary
-from causantic.store import chunks as chunk_store
 from causantic.store import open_store
+from causantic.store.counts import count_chunks
 from causantic.store.files import ingested_sizes
 from causantic.store.redaction import rules_version
 from causantic.store.schema import MIGRATIONS, quick_check, schema_version
@@ -106,7 +106,7 @@ def _database(settings: Settings) -> list[Check]:
             conn = store.conn
             result = quick_check(conn)
             version = schema_version(conn)
-            chunks = chunk_store.count(conn)
+            chunks = count_chunks(conn)
             redaction = _redaction(conn)
     except CausanticError as exc:  # names the file and says what to do: advice first
         return [Check("database", "problem", _one_line(exc))]

@@ -33,6 +33,7 @@ from causantic.ingest.scrub import scrub_value
 from causantic.lessons.episodes import rebuild_all
 from causantic.redact import RULES_VERSION
 from causantic.store import redaction as table
+from causantic.store.counts import any_chunks
 from causantic.store.db import Store
 
 Redact = Callable[[str], tuple[str, int]]
@@ -233,4 +234,4 @@ def _redact_json(doc: str, redact: Redact) -> tuple[str, int]:
 
 def needs_rescan(conn) -> bool:
     """Whether the store holds chunks redacted under older rules than the current ones."""
-    return table.rules_version(conn) < RULES_VERSION and table.has_chunks(conn)
+    return table.rules_version(conn) < RULES_VERSION and any_chunks(conn)

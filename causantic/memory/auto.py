@@ -35,6 +35,7 @@ from causantic.blocks import blocks
 from causantic.memory import DEFAULT_IMPORTANCE
 from causantic.memory.observe import Redact, memory_id
 from causantic.store import memories as sql
+from causantic.store.counts import existing_ids, max_rowid
 from causantic.tokens import clip_line
 
 SCAN_MARK = "scan"
@@ -111,7 +112,7 @@ def scan(conn: apsw.Connection, redact: Redact | None = None, limit_sessions: in
     the watermark. Safe to run concurrently and repeatedly (content-hash ids).
     """
     start = int(sql.get_mark(conn, SCAN_MARK) or 0)
-    top = sql.chunk_rowid_top(conn)
+    top = max_rowid(conn)
     sessions = sql.sessions_after(conn, start)
     if limit_sessions is not None:
         sessions = sessions[:limit_sessions]
@@ -141,7 +142,7 @@ def _write(conn: apsw.Connection, f: Found, project: str, redact: Redact | None)
     mid = memory_id(project, text)
     if sql.forgotten(conn, [mid]):
         return "forgotten"
-    present = sql.existing_chunks(conn, list(f.cites))
+    present = existing_ids(conn, f.cites)
     memory = sql.NewMemory(mid, project, f.type, text, DEFAULT_IMPORTANCE[f.type], "auto",
                            f.session_id, f.created_at, redactions,
                            tuple(c for c in f.cites if c in present))

@@ -32,6 +32,7 @@ from causantic.errors import UsageError
 from causantic.memory import DEFAULT_IMPORTANCE, MAX_TEXT, ORIGINS, TYPES
 from causantic.records import Record
 from causantic.store import memories as sql
+from causantic.store.counts import existing_ids
 from causantic.store.db import Store
 from causantic.timestamps import iso_utc, parse_iso
 from causantic.tokens import clip
@@ -161,7 +162,7 @@ def prepare(
 def resolve_chunk(conn: apsw.Connection, ref: str) -> str:
     """A cited chunk id, exact or a unique prefix of at least 8 characters."""
     ref = ref.strip()
-    if sql.existing_chunks(conn, [ref]):
+    if existing_ids(conn, [ref]):
         return ref
     if len(ref) >= 8 and re.fullmatch(r"[0-9a-f]+", ref):
         found = sql.chunk_ids_from(conn, ref)

@@ -9,6 +9,7 @@ from typing import NamedTuple
 import apsw
 
 from causantic.chunk import Chunk
+from causantic.store.counts import existing_ids
 from causantic.store.sql import execute_in, select_in
 
 
@@ -124,11 +125,6 @@ def select_chunks(
     return [SelectedChunk(*row) for row in conn.execute(sql, args)]
 
 
-def count(conn: apsw.Connection) -> int:
-    """How many chunks are stored."""
-    return int(conn.execute("SELECT count(*) FROM chunks").get)
-
-
 def delete_rowids(conn: apsw.Connection, rowids: Sequence[int]) -> None:
     """Delete these chunks (FTS entries, edges, memberships and states go by trigger or
     cascade; drop their vectors first, in the same transaction)."""
@@ -145,11 +141,6 @@ def session_chunks(conn: apsw.Connection, session_id: str) -> list[StreamChunk]:
             (session_id,),
         )
     ]
-
-
-def existing_ids(conn: apsw.Connection, ids: Sequence[str]) -> set[str]:
-    """Which of these chunk ids are already stored."""
-    return {r[0] for r in select_in(conn, "SELECT id FROM chunks WHERE id IN ({marks})", ids)}
 
 
 def forgotten_keys(conn: apsw.Connection, scope: str, keys: Iterable[str]) -> set[str]:

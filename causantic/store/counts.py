@@ -1,4 +1,5 @@
-"""Cheap facts about memory as a whole: is it empty, how many chunks, the top rowid, any vectors.
+"""Cheap facts about memory as a whole: is it empty, how many chunks, the top rowid, which
+ids are stored, any vectors.
 
 Apart from `store/chunks.py` because the hooks ask them (the prompt hook's IDF needs the
 chunk count): this module imports nothing but apsw, while `chunks.py` costs ~5 ms to import.
@@ -6,9 +7,11 @@ chunk count): this module imports nothing but apsw, while `chunks.py` costs ~5 m
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import apsw
 
-from causantic.store.sql import table_exists
+from causantic.store.sql import select_in, table_exists
 
 
 def any_chunks(conn: apsw.Connection) -> bool:
@@ -24,6 +27,11 @@ def max_rowid(conn: apsw.Connection) -> int:
 def count_chunks(conn: apsw.Connection) -> int:
     """How many chunks are stored."""
     return int(conn.execute("SELECT count(*) FROM chunks").get)
+
+
+def existing_ids(conn: apsw.Connection, ids: Iterable[str]) -> set[str]:
+    """Which of these chunk ids are stored."""
+    return {r[0] for r in select_in(conn, "SELECT id FROM chunks WHERE id IN ({marks})", ids)}
 
 
 def any_vectors(conn: apsw.Connection) -> bool:

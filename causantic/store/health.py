@@ -9,6 +9,7 @@ from typing import NamedTuple
 
 import apsw
 
+from causantic.store.fts import vocab_doc_counts
 from causantic.store.sql import select_in
 
 _ORPHANS = ("SELECT count(*) FROM chunks c WHERE NOT EXISTS (SELECT 1 FROM edges WHERE src = c.id)"
@@ -94,14 +95,4 @@ def doc_frequencies(conn: apsw.Connection, stems: set[str], scan: bool) -> dict[
     if scan:
         return {t: d for t, d in conn.execute("SELECT term, doc FROM chunks_fts_vocab")
                 if t in stems}
-    out = {}
-    for stem in stems:
-        row = conn.execute("SELECT doc FROM chunks_fts_vocab WHERE term = ?", (stem,)).fetchone()
-        if row is not None:
-            out[stem] = int(row[0])
-    return out
-
-
-def chunk_count(conn: apsw.Connection) -> int:
-    """How many chunks the store holds."""
-    return _one(conn, "SELECT count(*) FROM chunks")
+    return vocab_doc_counts(conn, sorted(stems))

@@ -128,11 +128,6 @@ def citations(conn: apsw.Connection, memory_ids: Sequence[str]) -> dict[str, lis
     return out
 
 
-def existing_chunks(conn: apsw.Connection, chunk_ids: Sequence[str]) -> set[str]:
-    """Which of these chunk ids are stored (for checking citations)."""
-    return {r[0] for r in select_in(conn, "SELECT id FROM chunks WHERE id IN ({marks})", chunk_ids)}
-
-
 def get(conn: apsw.Connection, memory_id: str) -> MemoryRow | None:
     row = conn.execute(f"SELECT {_COLUMNS} FROM memories WHERE id = ?", (memory_id,)).fetchone()
     return MemoryRow(*row) if row else None
@@ -323,11 +318,6 @@ def get_mark(conn: apsw.Connection, name: str) -> str | None:
 
 def set_mark(conn: apsw.Connection, name: str, value: str) -> None:
     conn.execute("INSERT OR REPLACE INTO memory_marks(name, value) VALUES (?, ?)", (name, value))
-
-
-def chunk_rowid_top(conn: apsw.Connection) -> int:
-    """The highest chunk rowid stored (0 for none): where the next scan starts."""
-    return int(conn.execute("SELECT coalesce(max(rowid), 0) FROM chunks").get)
 
 
 def sessions_after(conn: apsw.Connection, rowid: int) -> list[str]:

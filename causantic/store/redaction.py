@@ -33,10 +33,6 @@ def set_rules_version(conn: apsw.Connection, version: int) -> None:
     )
 
 
-def has_chunks(conn: apsw.Connection) -> bool:
-    return conn.execute("SELECT 1 FROM chunks LIMIT 1").fetchone() is not None
-
-
 def chunk_batch(conn: apsw.Connection, after: int, limit: int) -> list[tuple[int, str, str, str]]:
     """(rowid, session_id, text, meta) of the next chunks after a rowid."""
     return [

@@ -6,6 +6,7 @@ from typing import Any, NamedTuple
 
 import apsw
 
+from causantic.store.schema import schema_version
 from causantic.store.sql import table_exists
 
 
@@ -51,5 +52,5 @@ def stored_counts(conn: apsw.Connection) -> StoredCounts:
         first=one("SELECT min(start_time) FROM chunks"),
         last=one("SELECT max(end_time) FROM chunks"),
         edge_kinds=dict(conn.execute("SELECT kind, count(*) FROM edges GROUP BY kind")),
-        schema_version=one("PRAGMA user_version"),
+        schema_version=schema_version(conn),
     )
