@@ -22,6 +22,7 @@ from causantic.ingest.run import run_embed, run_ingest
 from causantic.retrieval.search import search
 from causantic.store import open_store
 from causantic.store import transfer as sql
+from causantic.store.sql import table_names
 from causantic.store.vectors import window_vectors
 from causantic.topics.maintain import TopicSettings, rebuild
 from causantic.transfer.archive import VERSION, export, import_archive
@@ -36,7 +37,7 @@ def table_rows(db: Path) -> dict[str, list[tuple]]:
     conn = apsw.Connection(str(db), flags=apsw.SQLITE_OPEN_READONLY)
     try:
         out: dict[str, list[tuple]] = {}
-        present = sql.existing_tables(conn)
+        present = table_names(conn)
         for table in sql.TABLES:
             if table.name in present:
                 out[table.name] = sorted(

@@ -38,11 +38,6 @@ def open_readonly(path: Path) -> apsw.Connection:
     raise CausanticError(f"cannot open {path} read-only")
 
 
-def table_names(conn: apsw.Connection) -> set[str]:
-    """The names of the file's tables."""
-    return {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-
-
 def table_rows(conn: apsw.Connection, table: str) -> list[dict[str, Any]]:
     """Every row of `table` as {column: value}, by `id`; [] for a table without columns."""
     cols = [r[1] for r in conn.execute(f'PRAGMA table_info("{table}")')]

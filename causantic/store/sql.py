@@ -69,6 +69,11 @@ def execute_in(
         pass
 
 
+def table_names(conn: apsw.Connection) -> set[str]:
+    """The names of every table (virtual ones included) in the main schema."""
+    return {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+
+
 def table_exists(conn: apsw.Connection, name: str) -> bool:
     """Whether a table (virtual tables included) named `name` exists in the main schema."""
     return conn.execute(

@@ -91,11 +91,6 @@ TABLES: tuple[Table, ...] = (
 VECTORS_META = "chunk_vectors_meta"
 
 
-def existing_tables(conn: apsw.Connection) -> set[str]:
-    """Names of the ordinary tables in this database."""
-    return {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-
-
 def columns(conn: apsw.Connection, table: str) -> list[str]:
     """The table's columns in declaration order."""
     return [r[1] for r in conn.execute(f"PRAGMA table_info({_ident(table)})")]

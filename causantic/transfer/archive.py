@@ -42,6 +42,7 @@ from causantic.errors import CausanticError, UsageError
 from causantic.store import transfer as sql
 from causantic.store.db import Store, open_store
 from causantic.store.schema import schema_version
+from causantic.store.sql import table_names
 from causantic.timestamps import parse_when
 
 FORMAT = "causantic-export"
@@ -89,7 +90,7 @@ def export(
     """
     since = normalise_since(since)
     conn = store.conn
-    present = sql.existing_tables(conn)
+    present = table_names(conn)
     if vectors and sql.VECTORS_META in present and not store.load_vec():
         raise CausanticError("--vectors needs the sqlite-vec extension, which cannot load here; "
                              "export without --vectors (`causantic embed` recomputes them)")
@@ -272,7 +273,7 @@ def _merge(store: Store, path: Path, lines: Iterator[tuple[int, dict]], report: 
         raise UsageError(f"{path} is empty, not a causantic export")
     _check_header(path, first[1])
     tables = {t.name: t for t in sql.TABLES}
-    present = sql.existing_tables(conn)
+    present = table_names(conn)
     mergers: dict[str, sql.Merger] = {}
     unknown: dict[str, int] = {}
     topics_clash = False

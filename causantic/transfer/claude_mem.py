@@ -31,7 +31,8 @@ from typing import Any
 from causantic.config import Settings
 from causantic.errors import UsageError
 from causantic.store.db import open_store
-from causantic.store.foreign_db import open_readonly, table_names, table_rows
+from causantic.store.foreign_db import open_readonly, table_rows
+from causantic.store.sql import table_names
 from causantic.transfer.foreign import (
     ForeignRecord,
     ForeignReport,
