@@ -322,11 +322,6 @@ class Settings(Record):
         """The folder Claude Code writes session transcripts under."""
         return self.claude_dir / "projects"
 
-    @property
-    def state_dir(self) -> Path:
-        """Where hook status, locks and logs live (beside the database by default)."""
-        return self.home
-
 
 def load_settings(
     db: str | os.PathLike[str] | None = None,
