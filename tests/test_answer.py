@@ -117,3 +117,26 @@ def test_a_what_came_next_question_shows_the_turn_that_followed(shared_db: Path)
     assert "TestAppendShellCompletion" in head  # the unit itself is unchanged
     # Only the first unit shows what followed, and only for such questions.
     assert all("[… the next turn]" not in h.text for h in after.results[1:] + plain.results)
+
+
+def test_asks_outcome_recognises_questions_about_how_something_turned_out():
+    assert answer.asks_outcome("what came out of the session where I researched linting tools")
+    assert answer.asks_outcome("what was the result of validating the spec agent ticket")
+    assert answer.asks_outcome("how did the shadow branch migration turn out")
+    assert not answer.asks_outcome("where did the design write-up end up")
+    assert not answer.asks_outcome("how we ended up tracking edits between snapshots")
+    assert not answer.asks_outcome("after the result of the review came in, what did we do next")
+
+
+def test_an_outcome_question_shows_how_the_matched_session_ended(shared_db: Path):
+    """The slow-prompt session ended with the user confirming the telemetry cause."""
+    asked = "what came out of debugging the shell prompt delay"
+    with open_store(shared_db, readonly=True) as store:
+        outcome = search(store, asked, project="cli", max_tokens=4000)
+        plain = search(store, "debugging the shell prompt delay", project="cli", max_tokens=4000)
+    first = outcome.results[0]
+    assert first.session_id.startswith("cde341db")
+    _, _, ending = first.text.partition("\n\n[… how it ended]\n\n")
+    assert ending.startswith("[User]\nHm, ok, nothing obvious in the trace.")
+    assert "ENTIRE_TELEMETRY_OPTOUT" in ending
+    assert all("[… how it ended]" not in h.text for h in outcome.results[1:] + plain.results)

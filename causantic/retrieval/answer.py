@@ -14,7 +14,10 @@ result is shown as an *answer unit* (`units`):
 * when the query asks what followed something ("after X, what came next", "once X was
   done", `follows`), search's first unit is followed by the next turn of its stream (its
   prompt and its conclusion, `FOLLOW_CHARS`): the match is the situation, the answer is
-  what came after it.
+  what came after it;
+* when it asks how something turned out ("what came out of the session where X", "the
+  result of X", `asks_outcome`), search's first unit is followed by the last turn of its
+  stream (`FOLLOW_CHARS`): the match finds the work, its stream's end tells how it ended.
 
 `compact` keeps what people and the assistant wrote and cuts what tools printed: user and
 assistant text stay (very long ones keep their head and the lines holding the query's
@@ -57,6 +60,10 @@ FOLLOW_CHARS = 1300
 #: done", "right after", "what happened after". Not "what came out of" (a session's outcome).
 _NEXT_RE = re.compile(r"^\s*(after|once)\b|\bright after\b|\b(came|happened|do|did|ask|asked|was)"
                       r" next\b|\bwhat (came|happened) after\b|: what happened after\b", re.I)
+#: A question about how something turned out: "what came out of the session where X", "the
+#: result / outcome of X", "how did X turn out". Not "where did X end up" (a place, not an outcome).
+_OUTCOME_RE = re.compile(r"\b(came|come|comes) out of\b|\b(result|outcome|upshot)s? of\b|"
+                         r"\bhow did\b.{0,80}\b(turn out|work out|end)\b", re.I)
 _BATCH = 200
 
 
@@ -242,22 +249,29 @@ def follows(query: str) -> bool:
     return bool(_NEXT_RE.search(query))
 
 
+def asks_outcome(query: str) -> bool:
+    """Whether the query asks how something turned out ("what came out of the session where X")."""
+    return not follows(query) and bool(_OUTCOME_RE.search(query))
+
+
 def units(conn: apsw.Connection, hits: Sequence[Hit], query: str,
           seen: set[tuple[str, str, int]] | None = None,
           follow: bool = False) -> list[tuple[Hit, str]]:
     """Each hit with its answer unit's text (module docstring), in rank order.
 
     ``seen`` holds the turns already shown in full (updated): pass the same set when
-    building the units of one answer in several calls. ``follow``: when the query asks what
-    came next (`follows`), the answer's first unit (``seen`` empty) is followed by the next
-    turn of its stream.
+    building the units of one answer in several calls. ``follow``: the answer's first unit
+    (``seen`` empty) is followed by the next turn of its stream when the query asks what came
+    next (`follows`), or by its stream's last turn when it asks how something turned out
+    (`asks_outcome`).
     """
     where = positions(conn, [h.chunk_id for h in hits])
     keys = [where[h.chunk_id][:3] for h in hits if h.chunk_id in where]
     seen = set() if seen is None else seen
-    first = keys[0] if follow and not seen and keys and follows(query) else None
-    if first:
-        keys.append((first[0], first[1], first[2] + 1))
+    first = keys[0] if follow and not seen and keys else None
+    then, title = _then(conn, first, query) if first else (None, "")
+    if then:
+        keys.append(then)
     by_turn = turns(conn, keys)
     terms = terms_of(query)
     out = []
@@ -272,9 +286,25 @@ def units(conn: apsw.Connection, hits: Sequence[Hit], query: str,
             continue
         seen.add(key)
         text = extract(by_turn.get(key, []), h.chunk_id, terms, UNIT_CHARS) or compact(h.text, terms)
-        following = by_turn.get((key[0], key[1], key[2] + 1)) if key == first else None
-        if following:
-            text += "\n\n[… the next turn]\n\n" + extract(following, following[0][0], terms,
-                                                              FOLLOW_CHARS)
+        following = by_turn.get(then) if then is not None and key == first else None
+        if then is not None and following:
+            # the next turn from its prompt on; the last turn around its final chunk
+            anchor = following[0][0] if then[2] == key[2] + 1 else following[-1][0]
+            text += f"\n\n[… {title}]\n\n" + extract(following, anchor, terms, FOLLOW_CHARS)
+            seen.add(then)
         out.append((h, text))
     return out
+
+
+def _then(conn: apsw.Connection, first: tuple[str, str, int], query: str
+          ) -> tuple[tuple[str, str, int] | None, str]:
+    """The turn shown after the first unit, and its title: the next turn for "what came
+    next", the stream's last turn for "what came out of" (when that is a later turn)."""
+    session, agent, turn = first
+    if follows(query):
+        return (session, agent, turn + 1), "the next turn"
+    if asks_outcome(query):
+        last = chunk_store.last_turn(conn, session, agent)
+        if last is not None and last > turn:
+            return (session, agent, last), "how it ended"
+    return None, ""

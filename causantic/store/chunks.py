@@ -247,6 +247,16 @@ def stream_end(conn: apsw.Connection, session_id: str, first: bool) -> str | Non
     return row[0] if row else None
 
 
+def last_turn(conn: apsw.Connection, session_id: str, agent_id: str) -> int | None:
+    """The turn number of a stream's last chunk, or None for a stream with no chunks."""
+    row = conn.execute(
+        "SELECT turn FROM chunks WHERE session_id = ? AND agent_id = ?"
+        " ORDER BY offset DESC, part DESC LIMIT 1",
+        (session_id, agent_id),
+    ).fetchone()
+    return row[0] if row else None
+
+
 def project_summaries(conn: apsw.Connection) -> list[ProjectSummary]:
     """Projects with at least one chunk, most recently active first."""
     return [
