@@ -140,3 +140,20 @@ def test_an_outcome_question_shows_how_the_matched_session_ended(shared_db: Path
     assert ending.startswith("[User]\nHm, ok, nothing obvious in the trace.")
     assert "ENTIRE_TELEMETRY_OPTOUT" in ending
     assert all("[… how it ended]" not in h.text for h in outcome.results[1:] + plain.results)
+
+
+def test_each_search_result_is_a_distinct_turn(shared_db: Path):
+    """Most of the posthog query's best chunks are one turn: they make one answer, bounded."""
+    query = "shell prompt delay posthog telemetry"
+    with open_store(shared_db, readonly=True) as store:
+        found = search(store, query, max_tokens=4000)
+        raw = search(store, query, max_tokens=10**6, answers=False, limit=10)
+        turn_of = answer.positions(store.conn, [h.chunk_id for h in found.results + raw.results])
+    turns = [turn_of[h.chunk_id][:3] for h in found.results]
+    assert len(turns) == len(set(turns))
+    first = turns[0]
+    later = [h for h in raw.results if turn_of[h.chunk_id][:3] == first][1:]
+    assert later  # the turn matched more than once ...
+    assert any(answer.compact(h.text, answer.terms_of(query))[:200] in found.results[0].text
+               for h in later)  # ... and a later match is inside the first answer
+    assert all(len(h.text) <= answer.FOLDED_UNIT_CHARS for h in found.results)

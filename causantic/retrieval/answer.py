@@ -10,7 +10,8 @@ result is shown as an *answer unit* (`units`):
   conclusion (the last message) first, then those holding the query's words, then the ones
   nearest the match; shown in conversation order, gaps marked ``[…]``;
 * the turn's prompt (its head) when the match is not the turn's first chunk;
-* a lower-ranked match in a turn already shown is shown compacted, without the extras;
+* a lower-ranked match in a turn already shown is compacted without the extras; in search
+  (`fill`) it joins the unit of that turn, so each result is a distinct answer;
 * when the query asks what followed something ("after X, what came next", "once X was
   done", `follows`), search's first unit is followed by the next turn of its stream (its
   prompt and its conclusion, `FOLLOW_CHARS`): the match is the situation, the answer is
@@ -54,6 +55,10 @@ TOOLS_LINE_CHARS = 300
 MATCH_LINES = 3
 #: An answer unit's characters at most (about 750 tokens): five fit a 4,000-token answer.
 UNIT_CHARS = 2600
+#: A later match of a turn already shown adds at most this much to that turn's unit ...
+FOLD_CHARS = 1200
+#: ... and a unit grows so by later matches to at most this many characters.
+FOLDED_UNIT_CHARS = 2 * UNIT_CHARS
 #: Characters of the next turn shown after the first unit of a "what came next" query.
 FOLLOW_CHARS = 1300
 #: A question about what followed something: "after X, what did we do next", "once X was
@@ -65,6 +70,10 @@ _NEXT_RE = re.compile(r"^\s*(after|once)\b|\bright after\b|\b(came|happened|do|d
 _OUTCOME_RE = re.compile(r"\b(came|come|comes) out of\b|\b(result|outcome|upshot)s? of\b|"
                          r"\bhow did\b.{0,80}\b(turn out|work out|end)\b", re.I)
 _BATCH = 200
+#: Hits whose units are built at a time while filling an answer.
+_FILL_BATCH = 6
+#: What stands between the parts of a unit that are not next to each other.
+_GAP = "\n\n[…]\n\n"
 
 
 def terms_of(query: str) -> list[str]:
@@ -232,7 +241,7 @@ def extract(turn: Sequence[tuple[str, str]], anchor: str, terms: Sequence[str],
                 room -= len(cut) + 8
     parts = ([prompt] if prompt else []) + [chosen[k] for k in sorted(chosen) if k[0] < at]
     parts += [head] + [chosen[k] for k in sorted(chosen) if k[0] > at]
-    return "\n\n[…]\n\n".join(parts)
+    return _GAP.join(parts)
 
 
 def with_conclusion(shown: str, last_chunk: str, terms: Sequence[str],
@@ -254,18 +263,65 @@ def asks_outcome(query: str) -> bool:
     return not follows(query) and bool(_OUTCOME_RE.search(query))
 
 
+def fill(conn: apsw.Connection, hits: Sequence[Hit], query: str, room: int) -> list[Hit]:
+    """Search's results: the hits as answer units, one result per turn, in rank order.
+
+    A later match inside a turn that already heads a result is part of that answer: its
+    compacted text joins that unit (when the unit does not already hold it) instead of taking
+    a result of its own, so the first results are distinct answers. Units are built in
+    batches, in rank order, until `room` characters are filled (each costs a turn query and
+    compaction: only what can be shown is built). A "what came next" or "what came out of"
+    query's first unit also shows the next or last turn of its stream (`units`).
+    """
+    out: list[Hit] = []
+    seen: set[tuple[str, str, int]] = set()
+    heads: dict[tuple[str, str, int], int] = {}  # turn -> the index of the result it heads
+    used = 0
+    for i in range(0, len(hits), _FILL_BATCH):
+        part = hits[i: i + _FILL_BATCH]
+        where = positions(conn, [h.chunk_id for h in part])
+        for h, text in units(conn, part, query, seen=seen, follow=True, where=where):
+            key = where[h.chunk_id][:3] if h.chunk_id in where else None
+            j = heads.get(key) if key is not None else None
+            if j is not None:
+                extra = _fold(text, out[j].text)
+                if extra:
+                    out[j] = out[j].replace(text=out[j].text + _GAP + extra)
+                    used += len(extra) + len(_GAP)
+                continue
+            if key is not None:
+                heads[key] = len(out)
+            out.append(h.replace(text=text))
+            used += len(text) + 80
+        if used > room:
+            break
+    return out
+
+
+def _fold(match: str, unit: str) -> str:
+    """What a later match of a turn adds to that turn's unit: its compacted text cut to
+    `FOLD_CHARS`, nothing when the unit already holds it or has reached `FOLDED_UNIT_CHARS`."""
+    room = min(FOLD_CHARS, FOLDED_UNIT_CHARS - len(unit) - len(_GAP))
+    if match in unit or room < 100:
+        return ""
+    return clip(match, room)
+
+
 def units(conn: apsw.Connection, hits: Sequence[Hit], query: str,
           seen: set[tuple[str, str, int]] | None = None,
-          follow: bool = False) -> list[tuple[Hit, str]]:
+          follow: bool = False,
+          where: dict[str, tuple[str, str, int, int, int]] | None = None,
+          ) -> list[tuple[Hit, str]]:
     """Each hit with its answer unit's text (module docstring), in rank order.
 
     ``seen`` holds the turns already shown in full (updated): pass the same set when
-    building the units of one answer in several calls. ``follow``: the answer's first unit
+    building the units of one answer in several calls; ``where``: the hits' `positions` when
+    the caller has them. ``follow``: the answer's first unit
     (``seen`` empty) is followed by the next turn of its stream when the query asks what came
     next (`follows`), or by its stream's last turn when it asks how something turned out
     (`asks_outcome`).
     """
-    where = positions(conn, [h.chunk_id for h in hits])
+    where = positions(conn, [h.chunk_id for h in hits]) if where is None else where
     keys = [where[h.chunk_id][:3] for h in hits if h.chunk_id in where]
     seen = set() if seen is None else seen
     first = keys[0] if follow and not seen and keys else None

@@ -260,22 +260,11 @@ def finish(
 
 
 def _as_units(conn: apsw.Connection, hits: list[Hit], query: str, room: int) -> list[Hit]:
-    """Hits with their answer units as text, built in rank order until `room` characters
-    are filled (units cost a turn query and compaction each: only those shown are built).
-    A "what came next" query's first unit also shows the next turn (`answer.units`)."""
+    """Hits as answer units, one per turn, until `room` characters are filled (`answer.fill`)."""
     # deferred: hook fast path: loaded only when this runs
-    from causantic.retrieval.answer import units
+    from causantic.retrieval.answer import fill
 
-    out: list[Hit] = []
-    seen: set[tuple[str, str, int]] = set()
-    used = 0
-    for i in range(0, len(hits), 6):
-        for h, text in units(conn, hits[i: i + 6], query, seen=seen, follow=True):
-            out.append(h.replace(text=text))
-            used += len(text) + 80
-        if used > room:
-            break
-    return out
+    return fill(conn, hits, query, room)
 
 
 def dedupe(hits: list[Hit], *, keep: int | None = None) -> list[Hit]:
