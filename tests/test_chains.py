@@ -11,9 +11,10 @@ import pytest
 from causantic import cli
 from causantic.errors import UsageError
 from causantic.ingest.chunking import approx_tokens
-from causantic.retrieval import chains
+from causantic.retrieval import answer, chains
 from causantic.retrieval.chains import predict, recall, walk
 from causantic.retrieval.render import SHORTENED
+from causantic.retrieval.search import search
 from causantic.store import open_store
 
 from .conftest import REPO
@@ -311,3 +312,45 @@ def test_a_chunk_forgotten_while_the_walk_runs_is_left_out(sample_db: Path,
         result = recall(store, "Idempotency-Key header CreateInvoice")
     assert gone and result.results
     assert gone[0] not in {h.chunk_id for h in result.results}
+
+
+def _turns_of(db: Path, result) -> list[tuple[str, int, int]]:
+    """(session, turn, part) of each chunk of a chain."""
+    with open_store(db, readonly=True) as store:
+        where = answer.positions(store.conn, [h.chunk_id for h in result.results])
+    return [(where[h.chunk_id][0][:8], where[h.chunk_id][2], where[h.chunk_id][4])
+            for h in result.results]
+
+
+def test_a_what_came_next_predict_walks_on_from_the_turn_after_the_match(shared_db: Path):
+    """The renderer work is one 16-chunk turn: "what came after" it starts the walk at the
+    next turn and shows the match with how its own turn ended ("spotter-fum.2 is now
+    unblocked" is said deep in that turn), where the plain question walks the turn itself."""
+    asked = "what came after the renderer got its richer output in the spotter work"
+    with open_store(shared_db, readonly=True) as store:
+        after = predict(store, asked, max_tokens=2000)
+        plain = predict(store, "the renderer got its richer output in the spotter work",
+                        max_tokens=2000)
+    assert _turns_of(shared_db, after)[:2] == [("8463c716", 0, 0), ("8463c716", 1, 0)]
+    assert "spotter-fum.2 is now unblocked." in after.text
+    assert _turns_of(shared_db, plain)[:2] == [("8463c716", 0, 0), ("8463c716", 0, 1)]
+    assert "spotter-fum.2 is now unblocked." not in plain.text
+
+
+def test_a_compaction_summary_match_stands_for_the_turns_it_retells(shared_db: Path):
+    """Six plan issues were applied in turn 9 ("All 6 issues applied."); the compaction
+    summary of turn 11 retells it and is search's best match. A "what came next" walk
+    starts from turn 9's matching chunk instead, unless the question is about the
+    compaction itself."""
+    asked = "once all six plan contradictions were resolved, what happened next"
+    with open_store(shared_db, readonly=True) as store:
+        found = search(store, asked, max_tokens=10**6, answers=False, limit=1)
+        after = predict(store, asked, max_tokens=2000)
+        compacted = predict(store, "what did I ask right after the plan review got compacted",
+                            max_tokens=2000)
+    assert found.results[0].text.startswith("[Summary]")
+    assert _turns_of(shared_db, after)[0] == ("665369bc", 9, 0)
+    assert after.results[0].seed and "All 6 issues applied." in after.text
+    # About the compaction itself: the walk goes on from the summary to the next request.
+    assert _turns_of(shared_db, compacted)[0][:2] == ("665369bc", 11)
+    assert "Clarify what the final structure of the requests_queue will be" in compacted.text

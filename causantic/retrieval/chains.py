@@ -3,7 +3,13 @@
 How an answer is built:
 
 1. **Seeds**: the top `DEFAULT_SEEDS` (5) chunks `search` finds for the query (hybrid; it
-   degrades to keywords with a notice when vectors are unavailable).
+   degrades to keywords with a notice when vectors are unavailable). A predict whose query
+   asks what followed something (`answer.follows`: "after X, what came next", "once X was
+   done") treats each match as the situation: its walk starts at the next turn of the
+   seed's stream, and the seed is shown with the rest of its own turn (`answer.extract`,
+   its conclusion first). A seed that is a compaction summary, which retells the turns
+   before it, is first replaced by the best-matching chunk of the `SUMMARY_TURNS` turns
+   it follows (not when the question is about the compaction itself).
 2. **Explore**: from every seed, follow edges backward (recall: what led here) or forward
    (predict: what came next): `next`, `brief`/`debrief` (sub-agents) and `continues`
    (resumed or compacted sessions). Adjacency, chunk sizes and step scores are fetched in
@@ -75,6 +81,10 @@ COMPACT_SHARE = 0.35
 #: The chain's share of the budget; search's other matches may fill the rest.
 CHAIN_SHARE = 0.5
 CHAIN_MIN_CHARS = 2800
+#: A compaction summary seeding a "what came next" walk stands for this many turns before it.
+SUMMARY_TURNS = 2
+#: ... unless the question is about the compaction itself ("right after it got compacted").
+_COMPACTION_RE = re.compile(r"\bcompact", re.I)
 MAX_CANDIDATES = 10  # complete paths per seed
 MAX_EXPANSIONS = 200  # chunks expanded per seed
 WEAK_STEP = 0.75  # score factor per weak edge (weight < 1) crossed since the seed
@@ -220,15 +230,32 @@ def walk_seeded(
                        cap=char_limit(max_tokens, max_chars))
     seed_hits = found.results[:DEFAULT_SEEDS]
     budget = max_tokens if max_chars is None else min(max_tokens, tokens_for_chars(max_chars))
+    # A "what came next" question (`answer.follows`): the match is the situation and the
+    # answer came after it, so each seed's walk starts at the next turn of its stream.
+    cued = direction == FORWARD and answer.follows(query)
+    if cued and not _COMPACTION_RE.search(query):
+        seed_hits = _behind_summaries(store, query, seed_hits)
+    starts = _next_turns(store.conn, [h.chunk_id for h in seed_hits]) if cued else {}
     graph = _Graph(store.conn, backward=direction == BACKWARD)
-    _explore(graph, [h.chunk_id for h in seed_hits], depth=limit)
+    _explore(graph, [h.chunk_id for h in seed_hits] + list(starts.values()), depth=limit)
     scores = default_scorer(store)(
         store.conn, query, {cid: n.text for cid, n in graph.nodes.items()}
     )
     best: dict[tuple[str, ...], _Candidate] = {}
     for rank, hit in enumerate(seed_hits):
-        for cand in _candidates(graph, scores, hit.chunk_id, rank, limit,
-                                int(budget / COMPACT_SHARE)):
+        seed = hit.chunk_id
+        if seed in starts:  # the seed, then a path from the next turn's first chunk
+            start, own = starts[seed], scores.get(seed, 0.0)
+            cands = [_Candidate((seed, *c.ids), (own, *c.steps),
+                                chain_score((own, *c.steps)), rank)
+                     for c in _candidates(graph, scores, start, rank, limit,
+                                          int(budget / COMPACT_SHARE))]
+            if not cands:
+                steps = (own, scores.get(start, 0.0))
+                cands = [_Candidate((seed, start), steps, chain_score(steps), rank)]
+        else:
+            cands = _candidates(graph, scores, seed, rank, limit, int(budget / COMPACT_SHARE))
+        for cand in cands:
             old = best.get(cand.ids)
             if old is None or cand.score > old.score:
                 best[cand.ids] = cand
@@ -270,8 +297,10 @@ def walk_seeded(
             break
         if (later := hit_of(cid, scores_after.get(cid, 0.0))) is not None:
             following.append(later)
+    skipped = len(chosen.ids) > 1 and starts.get(chosen.ids[0]) == chosen.ids[1] and \
+        bool(hits) and hits[0].chunk_id == chosen.ids[0]
     text, shown = _render_chain(store.conn, query, direction, hits, max_tokens, max_chars,
-                                notice, following)
+                                notice, following, skipped)
     if not shown:
         return _fallback(store, query, direction, found.results[:limit], max_tokens, max_chars,
                          notice, started, too_small=True)
@@ -279,6 +308,47 @@ def walk_seeded(
                                   char_limit(max_tokens, max_chars))
     return _result(query, "chain", direction, shown, text, started, notice, chosen.score,
                    cap=char_limit(max_tokens, max_chars), others=others)
+
+
+def _behind_summaries(store: Store, query: str, seeds: list[Hit]) -> list[Hit]:
+    """Seeds that are compaction summaries replaced by what they summarise.
+
+    A summary (``[Summary]``, written when a session was compacted) retells the turns before
+    it, so a question about what followed something it mentions matches the retelling
+    rather than the turn where it happened. Such a seed is replaced by the chunk of the
+    `SUMMARY_TURNS` turns before it that best matches the query (when any matches).
+    """
+    conn = store.conn
+    where = answer.positions(conn, [h.chunk_id for h in seeds if h.text.startswith("[Summary]")])
+    if not where:
+        return seeds
+    keys = {cid: [(p[0], p[1], t) for t in range(max(0, p[2] - SUMMARY_TURNS), p[2])]
+            for cid, p in where.items()}
+    by_turn = answer.turns(conn, [k for ks in keys.values() for k in ks])
+    texts = {cid: text for chunks in by_turn.values() for cid, text in chunks
+             if not text.startswith("[Summary]")}
+    scores = default_scorer(store)(conn, query, texts)
+    out: list[Hit] = []
+    taken = {h.chunk_id for h in seeds}
+    for h in seeds:
+        earlier = [cid for k in keys.get(h.chunk_id, ()) for cid, _ in by_turn.get(k, ())
+                   if cid in texts and cid not in taken]
+        best = max(earlier, key=lambda c: scores.get(c, 0.0), default=None)
+        if best is not None and scores.get(best, 0.0) > 0 and (hit := load_hit(conn, best)):
+            taken.add(best)
+            out.append(hit.replace(score=h.score, sources=h.sources))
+        else:
+            out.append(h)
+    return out
+
+
+def _next_turns(conn: apsw.Connection, seeds: Sequence[str]) -> dict[str, str]:
+    """seed -> the first chunk of the next turn of its stream (absent: none follows)."""
+    where = answer.positions(conn, seeds)
+    nxt = {cid: (p[0], p[1], p[2] + 1) for cid, p in where.items()}
+    firsts = {key: chunks[0][0] for key, chunks in answer.turns(conn, list(nxt.values())).items()
+              if chunks}
+    return {cid: firsts[key] for cid, key in nxt.items() if key in firsts}
 
 
 def _resolution(store: Store, query: str, seed: str, limit: int, budget: int
@@ -520,13 +590,15 @@ def _render_chain(
     max_chars: int | None,
     notice: str | None,
     following: Sequence[Hit] = (),
+    skipped: bool = False,
 ) -> tuple[str, list[Hit]]:
     """Spend the budget from the seed outward; return the text and the shown hits, oldest first.
 
     ``walk_order`` starts at the seed; ``following`` (a recall's resolution) continues
     forward from it, and the budget goes to the two sides in turn, nearest first. Chunks are
     shown compacted (`answer.compact`: tool calls and output cut hard); a recall's match
-    without a resolution path is shown with the rest of its turn (`answer.extract`).
+    without a resolution path is shown with the rest of its turn (`answer.extract`), and so
+    is a predict's match whose path ``skipped`` to the next turn.
     """
 
     limit = char_limit(max_tokens, max_chars)
@@ -547,6 +619,12 @@ def _render_chain(
                 texts[0] = answer.extract(turn, seed, terms, before=False) or texts[0]
             elif turn and turn[-1][0] not in path | {seed}:
                 texts[0] = answer.with_conclusion(texts[0], turn[-1][1], terms)
+    if skipped:  # the path starts at the next turn: the seed shows how its own turn went on
+        seed = walk_order[0].chunk_id
+        where = answer.positions(conn, [seed])
+        if seed in where:
+            turn = answer.turns(conn, [where[seed][:3]]).get(where[seed][:3], [])
+            texts[0] = answer.extract(turn, seed, terms, before=False) or texts[0]
     # Budget order: the seed, then the two sides alternately, nearest first.
     sides = [(0, walk_order[0], texts[0])] if walk_order else []
     back = [(-1, h, t) for h, t in zip(walk_order[1:], texts[1:])]
