@@ -17,8 +17,8 @@ result is shown as an *answer unit* (`units`):
   prompt and its conclusion, `FOLLOW_CHARS`): the match is the situation, the answer is
   what came after it;
 * when it asks how something turned out ("what came out of the session where X", "the
-  result of X", `asks_outcome`), search's first unit is followed by the last turn of its
-  stream (`FOLLOW_CHARS`): the match finds the work, its stream's end tells how it ended.
+  result of X", `asks_outcome`), search's first unit is followed by its stream's last
+  assistant message (`OUTCOME_CHARS`): the match finds the work, the end tells how it ended.
 
 `compact` keeps what people and the assistant wrote and cuts what tools printed: user and
 assistant text stay (very long ones keep their head and the lines holding the query's
@@ -55,6 +55,9 @@ TOOLS_LINE_CHARS = 300
 MATCH_LINES = 3
 #: An answer unit's characters at most (about 750 tokens): five fit a 4,000-token answer.
 UNIT_CHARS = 2600
+#: Characters of a stream's last message shown after the first unit of a "what came out of"
+#: query (its conclusion, not the whole last turn: the budget still holds other answers).
+OUTCOME_CHARS = 700
 #: A later match of a turn already shown adds at most this much to that turn's unit ...
 FOLD_CHARS = 1200
 #: ... and a unit grows so by later matches to at most this many characters.
@@ -72,6 +75,11 @@ _OUTCOME_RE = re.compile(r"\b(came|come|comes) out of\b|\b(result|outcome|upshot
 _BATCH = 200
 #: Hits whose units are built at a time while filling an answer.
 _FILL_BATCH = 6
+#: The title of a stream's ending shown after a unit.
+_ENDED = "how it ended"
+_NEXT_TURN = "the next turn"
+#: Where what `units` shows after a unit's own turn starts.
+_AFTER_RE = re.compile(rf"\n\n\[… (?:{_ENDED}|{_NEXT_TURN})\]\n\n")
 #: What stands between the parts of a unit that are not next to each other.
 _GAP = "\n\n[…]\n\n"
 
@@ -286,7 +294,7 @@ def fill(conn: apsw.Connection, hits: Sequence[Hit], query: str, room: int) -> l
             if j is not None:
                 extra = _fold(text, out[j].text)
                 if extra:
-                    out[j] = out[j].replace(text=out[j].text + _GAP + extra)
+                    out[j] = out[j].replace(text=_joined(out[j].text, extra))
                     used += len(extra) + len(_GAP)
                 continue
             if key is not None:
@@ -296,6 +304,14 @@ def fill(conn: apsw.Connection, hits: Sequence[Hit], query: str, room: int) -> l
         if used > room:
             break
     return out
+
+
+def _joined(unit: str, extra: str) -> str:
+    """`extra` added to its turn's part of `unit` (before a next turn or ending shown after it)."""
+    at = _AFTER_RE.search(unit)
+    if at is None:
+        return unit + _GAP + extra
+    return unit[: at.start()] + _GAP + extra + unit[at.start():]
 
 
 def _fold(match: str, unit: str) -> str:
@@ -344,12 +360,21 @@ def units(conn: apsw.Connection, hits: Sequence[Hit], query: str,
         text = extract(by_turn.get(key, []), h.chunk_id, terms, UNIT_CHARS) or compact(h.text, terms)
         following = by_turn.get(then) if then is not None and key == first else None
         if then is not None and following:
-            # the next turn from its prompt on; the last turn around its final chunk
-            anchor = following[0][0] if then[2] == key[2] + 1 else following[-1][0]
-            text += f"\n\n[… {title}]\n\n" + extract(following, anchor, terms, FOLLOW_CHARS)
+            after = (_ending(following, terms) if title == _ENDED
+                     else extract(following, following[0][0], terms, FOLLOW_CHARS))
+            text += f"\n\n[… {title}]\n\n{after}"
             seen.add(then)
         out.append((h, text))
     return out
+
+
+def _ending(turn: Sequence[tuple[str, str]], terms: Sequence[str]) -> str:
+    """How a stream ended: its last turn's last assistant message, cut to `OUTCOME_CHARS`
+    (the whole last turn, compacted, when it has no assistant message)."""
+    said = [b for _, text in turn for b in blocks_of(text) if b.startswith("[Assistant")]
+    if said:
+        return _head_cut(said[-1], OUTCOME_CHARS, terms)
+    return extract(turn, turn[-1][0], terms, OUTCOME_CHARS)
 
 
 def _then(conn: apsw.Connection, first: tuple[str, str, int], query: str
@@ -358,9 +383,9 @@ def _then(conn: apsw.Connection, first: tuple[str, str, int], query: str
     next", the stream's last turn for "what came out of" (when that is a later turn)."""
     session, agent, turn = first
     if follows(query):
-        return (session, agent, turn + 1), "the next turn"
+        return (session, agent, turn + 1), _NEXT_TURN
     if asks_outcome(query):
         last = chunk_store.last_turn(conn, session, agent)
         if last is not None and last > turn:
-            return (session, agent, last), "how it ended"
+            return (session, agent, last), _ENDED
     return None, ""
