@@ -157,3 +157,13 @@ def test_each_search_result_is_a_distinct_turn(shared_db: Path):
     assert any(answer.compact(h.text, answer.terms_of(query))[:200] in found.results[0].text
                for h in later)  # ... and a later match is inside the first answer
     assert all(len(h.text) <= answer.FOLDED_UNIT_CHARS for h in found.results)
+
+
+def test_compact_keeps_a_failed_tool_calls_message():
+    """Claude Code wraps a failed call's message in <tool_use_error>: an error line to keep."""
+    text = ("[User]\ncommit\n\n[Tool:Skill] {\"skill\": \"commit\"}\n\n[Result:Skill error]\n"
+            "<tool_use_error>Unknown skill: commit</tool_use_error>\n\n"
+            "[Tool:Bash] git status\n\n[Result:Bash]\nOn branch main")
+    out = answer.compact(text)
+    assert "  <tool_use_error>Unknown skill: commit</tool_use_error>" in out
+    assert "On branch main" not in out

@@ -42,7 +42,9 @@ from causantic.tokens import clip
 #: Where a block starts inside a chunk's text.
 _BLOCK_RE = re.compile(r"\n\n(?=\[(?:User|Assistant|Tool:|Result:|Summary|Command|…continued))")
 _TOOL_RE = re.compile(r"^\[Tool:([^\]]+)\] ?(.*)$")
-_ERROR_RE = re.compile(r"\b(error|fail(ed|ure|s)?|panic|exception|traceback|fatal|denied|"
+#: An error word on its own or at the end of a snake_case name (Claude Code wraps a failed tool
+#: call's message in ``<tool_use_error>``).
+_ERROR_RE = re.compile(r"(?:\b|(?<=_))(error|fail(ed|ure|s)?|panic|exception|traceback|fatal|denied|"
                        r"undefined|cannot|exit code [1-9])\b", re.I)
 _PATH_RE = re.compile(r"^(/|~/|\./)?([\w.@-]+/)+[\w.@-]+$")
 #: Characters kept per kind of block (a cut block ends in a "[… n more lines]" marker).
