@@ -309,7 +309,7 @@ def _recorded(settings: Settings, event: str, answer: Answer) -> str:
 
     try:
         record_at(str(settings.db_path), event, answer.text,
-                  chunk_ids=[h.chunk_id for h in answer.results],
+                  chunk_ids=[cid for h in answer.results for cid in h.chunk_ids],
                   lesson_ids=[str(r["id"]) for r in answer.lessons or []])
     except Exception:  # noqa: BLE001 - an unrecorded answer is still an answer
         pass

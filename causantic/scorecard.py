@@ -268,7 +268,7 @@ def self_retrieval(store: Store, n: int, seed: int, quick: bool
             tried[kind] += 1
             if kind == "distinctive":
                 queries.append(query)
-            if any(h.chunk_id == cid or h.text == text for h in result.results):
+            if any(cid in h.chunk_ids or h.text == text for h in result.results):
                 found[kind] += 1
                 keyword_found[kind] += 1
                 continue
@@ -276,7 +276,7 @@ def self_retrieval(store: Store, n: int, seed: int, quick: bool
                 misses[kind].append(cid)
             if mode != "keyword":  # would keyword search alone have found it?
                 alone = search(store, query, limit=k, max_tokens=10**6, mode="keyword")
-                keyword_found[kind] += any(h.chunk_id == cid or h.text == text
+                keyword_found[kind] += any(cid in h.chunk_ids or h.text == text
                                            for h in alone.results)
     summary: dict[str, Any] = {
         "samples": len(rows), "seed": seed, "mode": mode, "notice": notice,

@@ -154,8 +154,11 @@ def test_each_search_result_is_a_distinct_turn(shared_db: Path):
     first = turns[0]
     later = [h for h in raw.results if turn_of[h.chunk_id][:3] == first][1:]
     assert later  # the turn matched more than once ...
-    assert any(answer.compact(h.text, answer.terms_of(query))[:200] in found.results[0].text
-               for h in later)  # ... and a later match is inside the first answer
+    folded = [h for h in later
+              if answer.compact(h.text, answer.terms_of(query))[:200] in found.results[0].text]
+    assert folded  # ... and a later match is inside the first answer, which names it
+    assert {h.chunk_id for h in folded} <= set(found.results[0].also)
+    assert found.results[0].as_dict()["also_matched"] == list(found.results[0].also)
     assert all(len(h.text) <= answer.FOLDED_UNIT_CHARS for h in found.results)
 
 

@@ -296,7 +296,8 @@ def fill(conn: apsw.Connection, hits: Sequence[Hit], query: str, room: int) -> l
             if j is not None:
                 extra = _fold(text, out[j].text)
                 if extra:
-                    out[j] = out[j].replace(text=_joined(out[j].text, extra))
+                    out[j] = out[j].replace(text=_joined(out[j].text, extra),
+                                            also=(*out[j].also, h.chunk_id))
                     used += len(extra) + len(_GAP)
                 continue
             if key is not None:

@@ -24,7 +24,7 @@ class Hit(Record):
     """
 
     __slots__ = ("chunk_id", "session_id", "project", "agent_id", "start_time", "end_time",
-                 "score", "sources", "text", "kind", "seed")
+                 "score", "sources", "text", "kind", "seed", "also")
     chunk_id: str
     session_id: str
     project: str
@@ -36,16 +36,23 @@ class Hit(Record):
     text: str
     kind: str
     seed: bool  # recall/predict: the chunk search found (the rest came by the chain)
+    also: tuple[str, ...]  # search: lower-ranked matches of the same turn shown in this result
 
     def __init__(self, chunk_id: str, session_id: str, project: str, agent_id: str,
                  start_time: str, end_time: str, score: float, sources: tuple[str, ...],
-                 text: str, kind: str = "turn", seed: bool = False) -> None:
+                 text: str, kind: str = "turn", seed: bool = False,
+                 also: tuple[str, ...] = ()) -> None:
         self._init(chunk_id=chunk_id, session_id=session_id, project=project,
                    agent_id=agent_id, start_time=start_time, end_time=end_time, score=score,
-                   sources=sources, text=text, kind=kind, seed=seed)
+                   sources=sources, text=text, kind=kind, seed=seed, also=also)
+
+    @property
+    def chunk_ids(self) -> tuple[str, ...]:
+        """Every chunk this result shows a match of: its own, then those folded into it."""
+        return (self.chunk_id, *self.also)
 
     def as_dict(self) -> dict[str, object]:
-        return {
+        out: dict[str, object] = {
             "chunk_id": self.chunk_id,
             "session_id": self.session_id,
             "project": self.project,
@@ -55,6 +62,9 @@ class Hit(Record):
             "sources": list(self.sources),
             "text": self.text,
         }
+        if self.also:
+            out["also_matched"] = list(self.also)
+        return out
 
 
 #: The chunk columns a `Hit` is made of, in `Hit`'s order (score and sources come from the caller).
