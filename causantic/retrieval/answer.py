@@ -15,6 +15,11 @@ result is shown as an *answer unit* (`units`):
   done", `follows`), search's first unit is followed by the next turn of its stream (its
   prompt and its conclusion, `FOLLOW_CHARS`): the match is the situation, the answer is
   what came after it.
+* a conversational match (a turn that is only a message and its reply, no tools, in a stretch
+  of such turns: a discussion, a chat) is shown between the message before it and the reply
+  after it, for the best `CONTEXT_UNITS` matches (`conversational`): a turn boundary
+  splits an exchange arbitrarily there, and a question asked at the end of one turn is
+  answered at the start of the next.
 
 `compact` keeps what people and the assistant wrote and cuts what tools printed: user and
 assistant text stay (very long ones keep their head and the lines holding the query's
@@ -57,6 +62,8 @@ FOLLOW_CHARS = 1300
 #: done", "right after", "what happened after". Not "what came out of" (a session's outcome).
 _NEXT_RE = re.compile(r"^\s*(after|once)\b|\bright after\b|\b(came|happened|do|did|ask|asked|was)"
                       r" next\b|\bwhat (came|happened) after\b|: what happened after\b", re.I)
+#: How many of an answer's best units show the messages around a conversational match.
+CONTEXT_UNITS = 2
 _BATCH = 200
 
 
@@ -237,6 +244,24 @@ def with_conclusion(shown: str, last_chunk: str, terms: Sequence[str],
     return f"{shown}\n\n[… how this turn ended]\n\n{_head_cut(found[-1], limit, terms)}"
 
 
+def conversational(turn: Sequence[tuple[str, str]]) -> bool:
+    """Whether a turn (its chunks) is one stored chunk of only messages: the user's and the
+    assistant's text, no tool call, output, command or summary."""
+    return (len(turn) == 1 and turn[0][1].startswith("[User]")
+            and all(b.startswith(("[User]", "[Assistant]")) for b in blocks_of(turn[0][1])))
+
+
+def in_context(text: str, before: Sequence[tuple[str, str]] | None,
+               after: Sequence[tuple[str, str]] | None, terms: Sequence[str]) -> str:
+    """A conversational unit between the message before its turn and the reply after it,
+    each taken only from a conversational neighbour (module docstring)."""
+    if before and conversational(before):
+        text = f"{compact(blocks_of(before[0][1])[-1], terms)}\n\n{text}"
+    if after and conversational(after):
+        text = f"{text}\n\n{compact(blocks_of(after[0][1])[0], terms)}"
+    return text
+
+
 def follows(query: str) -> bool:
     """Whether the query asks what followed something ("after X, what came next")."""
     return bool(_NEXT_RE.search(query))
@@ -244,21 +269,24 @@ def follows(query: str) -> bool:
 
 def units(conn: apsw.Connection, hits: Sequence[Hit], query: str,
           seen: set[tuple[str, str, int]] | None = None,
-          follow: bool = False) -> list[tuple[Hit, str]]:
+          follow: bool = False, context: int = 0) -> list[tuple[Hit, str]]:
     """Each hit with its answer unit's text (module docstring), in rank order.
 
     ``seen`` holds the turns already shown in full (updated): pass the same set when
     building the units of one answer in several calls. ``follow``: when the query asks what
     came next (`follows`), the answer's first unit (``seen`` empty) is followed by the next
-    turn of its stream.
+    turn of its stream. ``context``: the answer's first ``context`` units (``seen`` empty),
+    when conversational, are shown between the messages around them (`in_context`).
     """
     where = positions(conn, [h.chunk_id for h in hits])
     keys = [where[h.chunk_id][:3] for h in hits if h.chunk_id in where]
     seen = set() if seen is None else seen
     first = keys[0] if follow and not seen and keys and follows(query) else None
+    around = list(dict.fromkeys(keys))[:context] if not seen else []
+    neighbours = [(s, a, t + d) for s, a, t in around for d in (-1, 1)]
     if first:
-        keys.append((first[0], first[1], first[2] + 1))
-    by_turn = turns(conn, keys)
+        neighbours.append((first[0], first[1], first[2] + 1))
+    by_turn = turns(conn, keys + neighbours)
     terms = terms_of(query)
     out = []
     for h in hits:
@@ -271,7 +299,12 @@ def units(conn: apsw.Connection, hits: Sequence[Hit], query: str,
             out.append((h, compact(h.text, terms)))
             continue
         seen.add(key)
-        text = extract(by_turn.get(key, []), h.chunk_id, terms, UNIT_CHARS) or compact(h.text, terms)
+        turn = by_turn.get(key, [])
+        text = extract(turn, h.chunk_id, terms, UNIT_CHARS) or compact(h.text, terms)
+        if key in around and conversational(turn):
+            text = in_context(text, by_turn.get((key[0], key[1], key[2] - 1)),
+                              None if key == first else by_turn.get((key[0], key[1], key[2] + 1)),
+                              terms)
         following = by_turn.get((key[0], key[1], key[2] + 1)) if key == first else None
         if following:
             text += "\n\n[… the next turn]\n\n" + extract(following, following[0][0], terms,

@@ -262,15 +262,17 @@ def finish(
 def _as_units(conn: apsw.Connection, hits: list[Hit], query: str, room: int) -> list[Hit]:
     """Hits with their answer units as text, built in rank order until `room` characters
     are filled (units cost a turn query and compaction each: only those shown are built).
-    A "what came next" query's first unit also shows the next turn (`answer.units`)."""
+    A "what came next" query's first unit also shows the next turn, and the best units of
+    a conversation the messages around them (`answer.units`)."""
     # deferred: hook fast path: loaded only when this runs
-    from causantic.retrieval.answer import units
+    from causantic.retrieval.answer import CONTEXT_UNITS, units
 
     out: list[Hit] = []
     seen: set[tuple[str, str, int]] = set()
     used = 0
     for i in range(0, len(hits), 6):
-        for h, text in units(conn, hits[i: i + 6], query, seen=seen, follow=True):
+        for h, text in units(conn, hits[i: i + 6], query, seen=seen, follow=True,
+                             context=CONTEXT_UNITS):
             out.append(h.replace(text=text))
             used += len(text) + 80
         if used > room:
