@@ -509,9 +509,7 @@ def locomo_slice(halves: Sequence[str] = HALVES, tiny: bool = False,
                 need = [f"{q.conv}/{e}" for e in q.evidence]
                 ranked, text, shown_blocks = method(q)
                 body = norm(text)
-                found = [norm(turns[e].text) in body
-                         and any(session_of_dia[e].startswith(sid) and norm(turns[e].text) in norm(b)
-                                 for sid, b in shown_blocks)
+                found = [turn_shown(turns[e].text, session_of_dia[e], body, shown_blocks)
                          for e in need]
                 sessions = {session_of_dia[e] for e in need}
                 row = {"all": float(all(found)), "any": float(any(found)),
@@ -537,6 +535,13 @@ def locomo_slice(halves: Sequence[str] = HALVES, tiny: bool = False,
     print_table(f"LoCoMo slice {', '.join(sorted(keep))}, categories 1-4, project-scoped, "
                 f"{LOCOMO_BUDGET:,}-token budget (questions: {counts})", rows)
     return {"conversations": sorted(keep), "budget": LOCOMO_BUDGET, "methods": results}
+
+
+def turn_shown(turn: str, session: str, body: str, shown: Sequence[tuple[str, str]]) -> bool:
+    """Whether a LoCoMo turn's text lies inside the answer (``body``, normalised) within a
+    result block of its session (``shown``: (session id or its prefix, block text))."""
+    text = norm(turn)
+    return text in body and any(session.startswith(sid) and text in norm(b) for sid, b in shown)
 
 
 def _locomo_bm25_keys(baselines: Any, q: Any) -> list[str]:
