@@ -41,8 +41,10 @@ Metrics (per system; by style and by kind; per half):
 LoCoMo slice (categories 1-4; the data are CC BY-NC, so they stay in the benchmark cache,
 see `bench.locomo`): the questions of the conversations in ``LOCOMO_CONVERSATIONS``, split
 by alternation the same way, project-scoped, 2,000-token budget: ``all`` (every evidence
-turn's text inside the answer), ``any`` (at least one), ``session@10`` (a session holding
-an evidence turn among the first 10 results).
+turn's text inside a result block of the answer whose header names the turn's session, the
+rule of ``ev@2k``), ``any`` (at least one), ``session@10`` (a session holding an evidence
+turn among the first 10 results). A result block is its answer unit, so a turn shown as the
+context of a neighbouring match counts; the single-turn baselines' blocks are their turns.
 
 ``python -m bench.answers [--tiny] [--half tune|report|both] [--systems a,b] [--no-locomo]``.
 """
@@ -465,8 +467,8 @@ def locomo_slice(halves: Sequence[str] = HALVES, tiny: bool = False,
 
     results: dict[str, Any] = {}
     with open_store(db.path, readonly=True) as store:
-        def causantic_method(kind: str, mode: str) -> Callable[[Any], tuple[list[str], str, list[str]]]:
-            def run(q: Any) -> tuple[list[str], str, list[str]]:
+        def causantic_method(kind: str, mode: str) -> Callable[[Any], tuple[list[str], str, list[tuple[str, str]]]]:
+            def run(q: Any) -> tuple[list[str], str, list[tuple[str, str]]]:
                 top = search(store, q.question, project=q.conv, limit=10, max_tokens=10**6,
                              mode=mode)
                 if kind == "search":
@@ -476,12 +478,11 @@ def locomo_slice(halves: Sequence[str] = HALVES, tiny: bool = False,
                     fn = variants.recall if kind == "recall" else variants.predict
                     shown = fn(store, q.question, project=q.conv, max_tokens=LOCOMO_BUDGET,
                                search_mode=mode)
-                dias = [d for h in shown.results for d in db.chunk_dias.get(h.chunk_id, ())]
-                return [h.session_id for h in top.results], shown.text, dias
+                return [h.session_id for h in top.results], shown.text, blocks(shown.text)
             return run
 
-        def baseline_method(name: str) -> Callable[[Any], tuple[list[str], str, list[str]]]:
-            def run(q: Any) -> tuple[list[str], str, list[str]]:
+        def baseline_method(name: str) -> Callable[[Any], tuple[list[str], str, list[tuple[str, str]]]]:
+            def run(q: Any) -> tuple[list[str], str, list[tuple[str, str]]]:
                 if name == "hybrid-turns":
                     fused: dict[str, float] = {}
                     for keys in (_locomo_bm25_keys(baselines, q), _locomo_dense_keys(baselines, q)):
@@ -491,7 +492,9 @@ def locomo_slice(halves: Sequence[str] = HALVES, tiny: bool = False,
                 else:
                     ans = (baselines.bm25 if name == "bm25-turns" else baselines.dense)(q)
                 ranked = [session_of_dia[next(iter(r))] for r in ans.ranked[:10]]
-                return ranked, ans.text, [d for r in ans.shown for d in r]
+                # Each shown turn is its own block (they are rendered under a date line only).
+                return ranked, ans.text, [(session_of_dia[d], turns[d].text)
+                                          for r in ans.shown for d in r]
             return run
 
         methods = {f"search/{m}": causantic_method("search", m) for m in MODES}
@@ -504,9 +507,10 @@ def locomo_slice(halves: Sequence[str] = HALVES, tiny: bool = False,
             tallies: dict[str, dict[str, float]] = {}
             for q in questions:
                 need = [f"{q.conv}/{e}" for e in q.evidence]
-                ranked, text, dias = method(q)
+                ranked, text, shown_blocks = method(q)
                 body = norm(text)
-                found = [e in dias and norm(turns[e].text) in body for e in need]
+                found = [turn_shown(turns[e].text, session_of_dia[e], body, shown_blocks)
+                         for e in need]
                 sessions = {session_of_dia[e] for e in need}
                 row = {"all": float(all(found)), "any": float(any(found)),
                        "session@10": float(bool(sessions & set(ranked[:10])))}
@@ -531,6 +535,13 @@ def locomo_slice(halves: Sequence[str] = HALVES, tiny: bool = False,
     print_table(f"LoCoMo slice {', '.join(sorted(keep))}, categories 1-4, project-scoped, "
                 f"{LOCOMO_BUDGET:,}-token budget (questions: {counts})", rows)
     return {"conversations": sorted(keep), "budget": LOCOMO_BUDGET, "methods": results}
+
+
+def turn_shown(turn: str, session: str, body: str, shown: Sequence[tuple[str, str]]) -> bool:
+    """Whether a LoCoMo turn's text lies inside the answer (``body``, normalised) within a
+    result block of its session (``shown``: (session id or its prefix, block text))."""
+    text = norm(turn)
+    return text in body and any(session.startswith(sid) and text in norm(b) for sid, b in shown)
 
 
 def _locomo_bm25_keys(baselines: Any, q: Any) -> list[str]:

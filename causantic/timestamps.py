@@ -1,10 +1,22 @@
 """The one time format causantic stores: `2026-02-01T03:40:03.827Z` (UTC, milliseconds),
 the format of Claude Code's transcripts, so stored times sort and compare as strings; and the
-one way to read a time back (`parse_iso`) or from a user (`parse_when`)."""
+one way to read a time back (`parse_iso`), from a user (`parse_when`) or from a question
+(`named_period`)."""
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime, timedelta
+
+_MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august",
+           "september", "october", "november", "december")
+_MONTH = (r"(january|february|march|april|may|june|july|august|september|october|november"
+          r"|december|jan|feb|mar|apr|jun|jul|aug|sept|sep|oct|nov|dec)\.?")
+_DAY = r"(\d{1,2})(?:st|nd|rd|th)?"
+#: A date a question names, with its year: `3 June, 2023`, `June 3rd, 2023`, `June 2023`,
+#: `2023-06-03`.
+_NAMED = re.compile(rf"\b(?:{_DAY} (?:of )?{_MONTH},? (\d{{4}})|{_MONTH} {_DAY},? (\d{{4}})"
+                    rf"|{_MONTH},? (\d{{4}})|(\d{{4}})-(\d{{2}})-(\d{{2}}))\b", re.I)
 
 
 def iso_utc(when: datetime) -> str:
@@ -48,3 +60,34 @@ def parse_when(value: str, *, end_of_day: bool = False) -> datetime:
 def days_ago(days: float, now: datetime | None = None) -> datetime:
     """The moment `days` days before `now` (default: the current time, UTC)."""
     return (now or datetime.now(UTC)) - timedelta(days=days)
+
+
+def named_period(text: str) -> tuple[str, str] | None:
+    """The day or month the first date named in `text` (with its year) covers, as stored
+    times ``[start, end)`` in UTC (as `parse_when` reads dates), or None: "on 3 June, 2023",
+    "June 3rd, 2023", "2023-06-03" -> that day; "in June 2023" -> that month."""
+    for m in _NAMED.finditer(text):
+        g = m.groups()
+        try:
+            if g[0]:
+                start = _day(g[2], g[1], g[0])
+            elif g[3]:
+                start = _day(g[5], g[3], g[4])
+            elif g[6]:
+                start = _day(g[7], g[6], "1")
+                end = start.replace(year=start.year + start.month // 12,
+                                    month=start.month % 12 + 1)
+                return iso_utc(start), iso_utc(end)
+            else:
+                start = _day(g[8], g[9], g[10])
+        except ValueError:  # 31 June, month 13: not a date
+            continue
+        return iso_utc(start), iso_utc(start + timedelta(days=1))
+    return None
+
+
+def _day(year: str, month: str, day: str) -> datetime:
+    """A UTC midnight from a year, a month (its number or an English name) and a day."""
+    number = int(month) if month.isdigit() else next(
+        i for i, name in enumerate(_MONTHS, 1) if name.startswith(month.lower()[:3]))
+    return datetime(int(year), number, int(day), tzinfo=UTC)

@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+import json
+import uuid
 from pathlib import Path
 
+from causantic.config import load_settings
+from causantic.ingest.run import run_embed
 from causantic.retrieval import answer
 from causantic.retrieval.search import search
 from causantic.store import open_store
+
+from .helpers import ingest
 
 CHUNK = """[User]
 why does the build fail on CI?
@@ -170,3 +176,85 @@ def test_compact_keeps_a_failed_tool_calls_message():
     out = answer.compact(text)
     assert "  <tool_use_error>Unknown skill: commit</tool_use_error>" in out
     assert "On branch main" not in out
+
+
+#: A chat between two people, one message a record (as bench.locomo converts LoCoMo): each
+#: turn is a message and its reply, so the question "what inspired it?" ends one turn and its
+#: answer opens the next.
+CHAT = [
+    ("Caroline", "I finished a new painting for the art show last week."),
+    ("Melanie", "Wow, that sounds lovely! What inspired the painting?"),
+    ("Caroline", "A visit to the community center: everyone there was so united and strong."),
+    ("Melanie", "That is beautiful. I went camping with the kids at the lake."),
+    ("Caroline", "Camping sounds fun! Did the kids like the lake?"),
+    ("Melanie", "They loved swimming and roasting marshmallows by the fire."),
+]
+
+
+def _chat_session(folder: Path, chat: list[tuple[str, str]] = CHAT,
+                  day: str = "2026-03-02") -> None:
+    sid = str(uuid.uuid4())
+    lines, parent = [], None
+    for i, (speaker, text) in enumerate(chat):
+        rid = str(uuid.uuid4())
+        message: dict = ({"role": "user", "content": f"{speaker}: {text}"} if i % 2 == 0 else
+                         {"id": f"msg_{i}", "type": "message", "role": "assistant",
+                          "model": "m", "content": [{"type": "text", "text": f"{speaker}: {text}"}],
+                          "stop_reason": "end_turn"})
+        lines.append(json.dumps({
+            "parentUuid": parent, "isSidechain": False, "userType": "external",
+            "cwd": "/chat/demo", "sessionId": sid, "version": "2.1.0", "gitBranch": "",
+            "type": "user" if i % 2 == 0 else "assistant", "uuid": rid,
+            "timestamp": f"{day}T10:00:{i:02d}.000Z", "message": message}))
+        parent = rid
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / f"{sid}.jsonl").write_text("\n".join(lines) + "\n")
+
+
+def test_conversational_turns_are_messages_only():
+    assert answer.conversational([("a", "[User]\nhi\n\n[Assistant]\nhello")])
+    assert answer.conversational([("a", "[User]\nbye")])
+    assert not answer.conversational([("a", CHUNK)])  # tools
+    assert not answer.conversational([("a", "[User]\nhi"), ("b", "[Assistant]\nhello")])
+    assert not answer.conversational([("a", "[Summary]\nearlier work")])
+
+
+def test_a_conversational_match_shows_the_messages_around_it(tmp_path: Path, private_home: Path):
+    """The question that matches ends a turn; its answer is the reply that opens the next."""
+    db = tmp_path / "memory.db"
+    _chat_session(tmp_path / "projects" / "-chat-demo")
+    ingest(db, tmp_path / "projects")
+    said = [f"{speaker}: {text}" for speaker, text in CHAT]
+    with open_store(db, readonly=True) as store:
+        asked = search(store, "what inspired the painting", max_tokens=2000, mode="keyword")
+        middle = search(store, "the community center", max_tokens=2000, mode="keyword")
+    # The matched turn (messages 0-1), then the reply that opens the next turn.
+    assert asked.results[0].text == (f"[User]\n{said[0]}\n\n[Assistant]\n{said[1]}"
+                                     f"\n\n[User]\n{said[2]}")
+    # A turn in the middle: the message before it, the turn (messages 2-3), the reply after.
+    assert middle.results[0].text == (f"[Assistant]\n{said[1]}\n\n[User]\n{said[2]}\n\n"
+                                      f"[Assistant]\n{said[3]}\n\n[User]\n{said[4]}")
+
+
+def test_a_question_naming_a_date_is_answered_from_that_day_first(tmp_path: Path,
+                                                                   private_home: Path):
+    """Two days' chats about camping; the one that matches the words better is the other day's."""
+    db = tmp_path / "memory.db"
+    folder = tmp_path / "projects" / "-chat-demo"
+    _chat_session(folder, CHAT, "2026-03-02")
+    _chat_session(folder, [("Caroline", "We went camping again, camping by the lake with the kids, "
+                                        "the best camping trip yet."),
+                           ("Melanie", "Camping with kids by the lake is the best!")], "2026-03-20")
+    ingest(db, tmp_path / "projects")
+    run_embed(load_settings(db=db))
+    for mode in ("keyword", "hybrid", "vector"):
+        with open_store(db, readonly=True) as store:
+            plain = search(store, "camping with the kids at the lake", max_tokens=2000, mode=mode)
+            dated = search(store, "camping with the kids at the lake on 2 March, 2026",
+                           max_tokens=2000, mode=mode)
+        assert dated.notice is None
+        assert plain.results[0].start_time.startswith("2026-03-20"), mode
+        assert dated.results[0].start_time.startswith("2026-03-02"), mode
+        # The other day's chunks still answer, after the named day's.
+        days = [h.start_time[:10] for h in dated.results]
+        assert "2026-03-20" in days and days == sorted(days), mode

@@ -219,3 +219,20 @@ def test_locomo_scoring_counts_all_evidence_and_budgets(locomo_tiny):
 
     late = score(questions, cut, turns, ranked=False)["all"]
     assert late["1k"] == 0.0 and late["2k"] == 100.0 and "@5" not in late
+
+
+def test_answers_locomo_slice_counts_a_turn_shown_in_a_block_of_its_session():
+    """The slice's rule is ev@2k's: the turn's text inside a result block of its session,
+    whichever chunk that block's match was (an answer unit shows the messages around it)."""
+    from bench.answers import blocks, norm, turn_shown
+
+    turn, session = "Caroline: A visit to the community center.", "1a2b3c4d-0000-4000-8000-000000000000"
+    text = ("Found 2 results for \"q\" (90 tokens):\n\n"
+            "[1] conv-1 · session 1a2b3c4d · 2023-05-08 13:56 · keyword\n[User]\nMelanie: What "
+            "inspired it?\n\n[User]\nCaroline: A visit to the community center.\n\n---\n\n"
+            "[2] conv-1 · session 9f8e7d6c · 2023-06-01 10:00 · vector\n[User]\nJon: hi")
+    shown = blocks(text)
+    assert turn_shown(turn, session, norm(text), shown)
+    # Another session's block holding the same words does not count, nor text past the budget.
+    assert not turn_shown(turn, "9f8e7d6c-0000-4000-8000-000000000000", norm(text), shown)
+    assert not turn_shown(turn, session, norm(text[:120]), shown)

@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 import pytest
 
 from causantic.retrieval.render import SHORTENED, Answer, Hit, cap
-from causantic.timestamps import days_ago, iso_utc, parse_iso, parse_when
+from causantic.timestamps import days_ago, iso_utc, named_period, parse_iso, parse_when
 from causantic.tokens import (
     approx_tokens,
     char_limit,
@@ -68,6 +68,26 @@ def test_a_users_date_or_time_is_read_as_utc_unless_it_names_an_offset(given, en
 def test_a_users_date_that_is_not_one_raises_for_the_caller_to_name_its_flag(bad):
     with pytest.raises(ValueError):
         parse_when(bad)
+
+
+@pytest.mark.parametrize(("question", "period"), [
+    ("What did Maria start, as mentioned on 3 June, 2023?", ("2023-06-03", "2023-06-04")),
+    ("What did Caroline share on October 13, 2023?", ("2023-10-13", "2023-10-14")),
+    ("the 13th of Oct. 2023", ("2023-10-13", "2023-10-14")),
+    ("what did we fix on 2026-02-28", ("2026-02-28", "2026-03-01")),
+    ("What happened to John's job in August 2023?", ("2023-08-01", "2023-09-01")),
+    ("what did we ship in December 2025", ("2025-12-01", "2026-01-01")),
+    ("31 June, 2023 is no day; June 2023 is a month", ("2023-06-01", "2023-07-01")),
+])
+def test_a_date_named_in_a_question_is_the_day_or_month_it_covers(question, period):
+    start, end = (f"{day}T00:00:00.000Z" for day in period)
+    assert named_period(question) == (start, end)
+
+
+@pytest.mark.parametrize("question", ["what did the mayor say in 2023", "in early January",
+                                      "we may ship 2024 builds", "marching band 2023", "on March 3"])
+def test_a_question_without_a_dated_day_or_month_names_no_period(question):
+    assert named_period(question) is None
 
 
 def test_days_ago_counts_back_from_the_given_moment():

@@ -18,7 +18,12 @@ result is shown as an *answer unit* (`units`):
   what came after it;
 * when it asks how something turned out ("what came out of the session where X", "the
   result of X", `asks_outcome`), search's first unit is followed by its stream's last
-  assistant message (`OUTCOME_CHARS`): the match finds the work, the end tells how it ended.
+  assistant message (`OUTCOME_CHARS`): the match finds the work, the end tells how it ended;
+* a conversational match (a turn that is only a message and its reply, no tools, in a stretch
+  of such turns: a discussion, a chat) is shown between the message before it and the reply
+  after it, for the best `CONTEXT_UNITS` matches (`conversational`): a turn boundary
+  splits an exchange arbitrarily there, and a question asked at the end of one turn is
+  answered at the start of the next.
 
 `compact` keeps what people and the assistant wrote and cuts what tools printed: user and
 assistant text stay (very long ones keep their head and the lines holding the query's
@@ -74,6 +79,8 @@ _NEXT_RE = re.compile(r"^\s*(after|once)\b|\bright after\b|\b(came|happened|do|d
 #: result / outcome of X", "how did X turn out". Not "where did X end up" (a place, not an outcome).
 _OUTCOME_RE = re.compile(r"\b(came|come|comes) out of\b|\b(result|outcome|upshot)s? of\b|"
                          r"\bhow did\b.{0,80}\b(turn out|work out|end)\b", re.I)
+#: How many of an answer's best units show the messages around a conversational match.
+CONTEXT_UNITS = 2
 _BATCH = 200
 #: Hits whose units are built at a time while filling an answer.
 _FILL_BATCH = 6
@@ -263,6 +270,24 @@ def with_conclusion(shown: str, last_chunk: str, terms: Sequence[str],
     return f"{shown}\n\n[… how this turn ended]\n\n{_head_cut(found[-1], limit, terms)}"
 
 
+def conversational(turn: Sequence[tuple[str, str]]) -> bool:
+    """Whether a turn (its chunks) is one stored chunk of only messages: the user's and the
+    assistant's text, no tool call, output, command or summary."""
+    return (len(turn) == 1 and turn[0][1].startswith("[User]")
+            and all(b.startswith(("[User]", "[Assistant]")) for b in blocks_of(turn[0][1])))
+
+
+def in_context(text: str, before: Sequence[tuple[str, str]] | None,
+               after: Sequence[tuple[str, str]] | None, terms: Sequence[str]) -> str:
+    """A conversational unit between the message before its turn and the reply after it,
+    each taken only from a conversational neighbour (module docstring)."""
+    if before and conversational(before):
+        text = f"{compact(blocks_of(before[0][1])[-1], terms)}\n\n{text}"
+    if after and conversational(after):
+        text = f"{text}\n\n{compact(blocks_of(after[0][1])[0], terms)}"
+    return text
+
+
 def follows(query: str) -> bool:
     """Whether the query asks what followed something ("after X, what came next")."""
     return bool(_NEXT_RE.search(query))
@@ -281,7 +306,8 @@ def fill(conn: apsw.Connection, hits: Sequence[Hit], query: str, room: int) -> l
     a result of its own, so the first results are distinct answers. Units are built in
     batches, in rank order, until `room` characters are filled (each costs a turn query and
     compaction: only what can be shown is built). A "what came next" or "what came out of"
-    query's first unit also shows the next or last turn of its stream (`units`).
+    query's first unit also shows the next or last turn of its stream, and the best units of
+    a conversation the messages around them (`units`).
     """
     out: list[Hit] = []
     seen: set[tuple[str, str, int]] = set()
@@ -290,7 +316,8 @@ def fill(conn: apsw.Connection, hits: Sequence[Hit], query: str, room: int) -> l
     for i in range(0, len(hits), _FILL_BATCH):
         part = hits[i: i + _FILL_BATCH]
         where = positions(conn, [h.chunk_id for h in part])
-        for h, text in units(conn, part, query, seen=seen, follow=True, where=where):
+        for h, text in units(conn, part, query, seen=seen, follow=True, where=where,
+                             context=CONTEXT_UNITS):
             key = where[h.chunk_id][:3] if h.chunk_id in where else None
             j = heads.get(key) if key is not None else None
             if j is not None:
@@ -330,6 +357,7 @@ def units(conn: apsw.Connection, hits: Sequence[Hit], query: str,
           seen: set[tuple[str, str, int]] | None = None,
           follow: bool = False,
           where: dict[str, tuple[str, str, int, int, int]] | None = None,
+          context: int = 0,
           ) -> list[tuple[Hit, str]]:
     """Each hit with its answer unit's text (module docstring), in rank order.
 
@@ -338,16 +366,19 @@ def units(conn: apsw.Connection, hits: Sequence[Hit], query: str,
     the caller has them. ``follow``: the answer's first unit
     (``seen`` empty) is followed by the next turn of its stream when the query asks what came
     next (`follows`), or by its stream's last turn when it asks how something turned out
-    (`asks_outcome`).
+    (`asks_outcome`). ``context``: the answer's first ``context`` units (``seen`` empty),
+    when conversational, are shown between the messages around them (`in_context`).
     """
     where = positions(conn, [h.chunk_id for h in hits]) if where is None else where
     keys = [where[h.chunk_id][:3] for h in hits if h.chunk_id in where]
     seen = set() if seen is None else seen
     first = keys[0] if follow and not seen and keys else None
     then, title = _then(conn, first, query) if first else (None, "")
+    around = list(dict.fromkeys(keys))[:context] if not seen else []
+    neighbours = [(s, a, t + d) for s, a, t in around for d in (-1, 1)]
     if then:
-        keys.append(then)
-    by_turn = turns(conn, keys)
+        neighbours.append(then)
+    by_turn = turns(conn, keys + neighbours)
     terms = terms_of(query)
     out = []
     for h in hits:
@@ -360,8 +391,14 @@ def units(conn: apsw.Connection, hits: Sequence[Hit], query: str,
             out.append((h, compact(h.text, terms)))
             continue
         seen.add(key)
-        text = extract(by_turn.get(key, []), h.chunk_id, terms, UNIT_CHARS) or compact(h.text, terms)
-        following = by_turn.get(then) if then is not None and key == first else None
+        turn = by_turn.get(key, [])
+        text = extract(turn, h.chunk_id, terms, UNIT_CHARS) or compact(h.text, terms)
+        shows_then = then is not None and key == first
+        if key in around and conversational(turn):
+            text = in_context(text, by_turn.get((key[0], key[1], key[2] - 1)),
+                              None if shows_then else by_turn.get((key[0], key[1], key[2] + 1)),
+                              terms)
+        following = by_turn.get(then) if then is not None and shows_then else None
         if then is not None and following:
             after = (_ending(following, terms) if title == _ENDED
                      else extract(following, following[0][0], terms, FOLLOW_CHARS))

@@ -3,7 +3,10 @@
 Modes: `keyword` (BM25 over FTS5), `vector` (KNN over chunk windows), `hybrid` (default: both
 lists fused by a weighted sum of their scaled scores, the keyword side weighing more when
 its best hit holds the query's rare terms, then MMR diversification with the stored vectors;
-see `fusion`). Scores: BM25 (keyword), the best window's cosine (vector) or the fused score
+see `fusion`). A question naming a date with its year ("on 3 June, 2023", "in August
+2023": `timestamps.named_period`) is answered from that day or month first: each list is
+drawn `DATED_DEPTH` deep, candidates past its usual depth are kept only from that period, and
+the period's candidates rank before the others (each group in its usual order). Scores: BM25 (keyword), the best window's cosine (vector) or the fused score
 in [0, 1] (hybrid), scaled down in the vector modes for "thin" chunks such as a bare `/exit`
 and its echo (`fusion.is_thin`). Exact and near duplicates (the same tool output twice, a summary
 repeating a chunk) are collapsed at read time so they do not crowd out the results (nothing is
@@ -34,11 +37,14 @@ from causantic.retrieval.projects import resolve_project
 from causantic.retrieval.render import Answer, Hit
 from causantic.store.db import Store
 from causantic.store.hits import load_hits  # re-exported
+from causantic.timestamps import named_period
 from causantic.tokens import approx_tokens, char_limit
 
 MODES = ("keyword", "vector", "hybrid")
 #: Most results when no limit is given: as many answers as the token budget holds.
 FILL = 20
+#: How deep each list is drawn for a question that names a date (module docstring).
+DATED_DEPTH = 60
 
 
 def search(
@@ -135,18 +141,19 @@ def search_with(
     if mode not in MODES:
         raise UsageError(f"unknown search mode {mode!r}; use one of {', '.join(MODES)}")
     project = resolve_project(store.conn, project)
-    pool = max(50, reach * 5)
+    period = named_period(query)
+    pool = max(50, reach * 5, DATED_DEPTH if period else 0)
     # Keyword-only answers need just enough spare candidates to replace duplicates;
     # fetching (and reading the text of) 50 rows was a third of its time at 100k chunks.
     keyword: list[tuple[str, float, tuple[str, ...]]] = [
         (h.chunk_id, h.score, ("keyword",))
         for h in keyword_search(
             store.conn, query, project=project,
-            limit=max(reach * 3, 15) if mode == "keyword" else pool,
+            limit=pool if period or mode != "keyword" else max(reach * 3, 15),
         )
     ] if mode != "vector" else []
     if mode == "keyword":
-        hits = dedupe(load_hits(store.conn, keyword), keep=limit)
+        hits = dedupe(_period_first(load_hits(store.conn, keyword), period), keep=limit)
         return finish(query, mode, hits, max_tokens, max_chars, started, units=render_as)
     # deferred: heavy: pulls numpy, only needed here
     from causantic.retrieval.vector import VectorsUnavailable, vectors_state
@@ -156,7 +163,7 @@ def search_with(
         try:
             return _with_vectors(store, query, keyword, project, limit, mode,
                                  max_tokens, max_chars, started, steps,
-                                 cluster_expansion, answers, reach)
+                                 cluster_expansion, answers, reach, period)
         except VectorsUnavailable as exc:
             notice = str(exc)
     if mode == "vector":
@@ -164,7 +171,7 @@ def search_with(
             (h.chunk_id, h.score, ("keyword",))
             for h in keyword_search(store.conn, query, project=project, limit=pool)
         ]
-    hits = dedupe(load_hits(store.conn, keyword), keep=limit)
+    hits = dedupe(_period_first(load_hits(store.conn, keyword), period), keep=limit)
     return finish(query, mode, hits, max_tokens, max_chars, started,
                   notice=f"Keyword results only: {notice}.", units=render_as)
 
@@ -183,37 +190,48 @@ def _with_vectors(
     cluster_expansion: bool,
     answers: bool,
     reach: int,
+    period: tuple[str, str] | None = None,
 ) -> Answer:
     """The vector and hybrid modes (numpy imported here); raises VectorsUnavailable.
 
     Each list offers its best ``fusion.depth(limit)`` chunks (deeper tails only add chunks
-    that both lists rank poorly); ``steps.fuse`` combines them (the product: `score_fusion`).
+    that both lists rank poorly), and down to `DATED_DEPTH` those of a named ``period``;
+    ``steps.fuse`` combines them (the product: `score_fusion`).
     """
     # deferred: heavy: pulls numpy, only needed here
     from causantic.retrieval import fusion
     from causantic.retrieval.vector import chunk_vectors, vector_search
 
     depth = fusion.depth(reach)
-    found = vector_search(store, query, project=project, limit=depth)
+    deep = max(depth, DATED_DEPTH) if period else depth
+    found = vector_search(store, query, project=project, limit=deep)
+    kw = [(r[0], r[1]) for r in keyword[:deep]]
+    pool = load_hits(store.conn, [(cid, 0.0, ()) for cid in
+                                  dict.fromkeys([c for c, _ in kw] + [c for c, _ in found.hits])])
+    by_id = {h.chunk_id: h for h in pool}
+    near = list(found.hits)
+    if period:  # past the usual depth, only the named period's candidates
+        kw, near = ([(cid, score) for i, (cid, score) in enumerate(ranked)
+                     if i < depth or _within(by_id[cid], period)] for ranked in (kw, near))
     if mode == "vector":
-        ranked = [(cid, score, ("vector",)) for cid, score in found.hits]
-        hits = [h.replace(score=h.score * fusion.THIN_FACTOR) if fusion.is_thin(h.text) else h
-                for h in load_hits(store.conn, ranked)]
+        hits = [by_id[cid].replace(score=score * fusion.THIN_FACTOR if fusion.is_thin(by_id[cid].text)
+                                   else score, sources=("vector",)) for cid, score in near]
     else:
-        kw = [(r[0], r[1]) for r in keyword[:depth]]
-        pool = load_hits(store.conn, [(cid, 0.0, ()) for cid in
-                                      dict.fromkeys([c for c, _ in kw] + [c for c, _ in found.hits])])
-        by_id = {h.chunk_id: h for h in pool}
         thin = {h.chunk_id for h in pool if fusion.is_thin(h.text)}
-        fused = steps.fuse(store.conn, query, kw, list(found.hits), thin)
+        fused = steps.fuse(store.conn, query, kw, near, thin)
         hits = [by_id[cid].replace(score=score, sources=sources)
                 for cid, score, sources in fused if cid in by_id]
     hits.sort(key=lambda h: -h.score)  # stable: ties keep the fused order
     if cluster_expansion and mode == "hybrid":
         hits = steps.expand(store.conn, hits, project)
     vectors = chunk_vectors(store.conn, [h.chunk_id for h in hits])
-    chosen = fusion.select(hits, limit, id_of=lambda h: h.chunk_id, score_of=lambda h: h.score,
-                           text_of=_body, vectors=vectors, time_of=_time)
+    chosen: list[Hit] = []
+    # A named period's candidates are chosen first, then the others (each group by MMR).
+    for group in ([h for h in hits if _within(h, period)],
+                  [h for h in hits if not _within(h, period)]) if period else (hits,):
+        chosen += fusion.select(group, limit - len(chosen), id_of=lambda h: h.chunk_id,
+                                score_of=lambda h: h.score, text_of=_body, vectors=vectors,
+                                time_of=_time)
     return finish(query, mode, chosen, max_tokens, max_chars, started,
                   units=(store.conn, query) if answers else None)
 
@@ -265,6 +283,18 @@ def _as_units(conn: apsw.Connection, hits: list[Hit], query: str, room: int) -> 
     from causantic.retrieval.answer import fill
 
     return fill(conn, hits, query, room)
+
+
+def _within(hit: Hit, period: tuple[str, str] | None) -> bool:
+    """Whether a hit began inside ``period`` (stored times compare as strings)."""
+    return period is not None and period[0] <= (hit.start_time or "") < period[1]
+
+
+def _period_first(hits: list[Hit], period: tuple[str, str] | None) -> list[Hit]:
+    """The hits from ``period`` first, then the others, each in their order."""
+    if period is None:
+        return hits
+    return [h for h in hits if _within(h, period)] + [h for h in hits if not _within(h, period)]
 
 
 def dedupe(hits: list[Hit], *, keep: int | None = None) -> list[Hit]:
