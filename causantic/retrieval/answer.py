@@ -84,13 +84,15 @@ CONTEXT_UNITS = 2
 _BATCH = 200
 #: Hits whose units are built at a time while filling an answer.
 _FILL_BATCH = 6
-#: The title of a stream's ending shown after a unit.
+#: The titles of what a first unit may show after its own turn: its stream's end, its next turn.
 _ENDED = "how it ended"
 _NEXT_TURN = "the next turn"
 #: Where what `units` shows after a unit's own turn starts.
 _AFTER_RE = re.compile(rf"\n\n\[… (?:{_ENDED}|{_NEXT_TURN})\]\n\n")
 #: What stands between the parts of a unit that are not next to each other.
 _GAP = "\n\n[…]\n\n"
+#: What a result adds to its unit's text in the rendered answer (header, separator), about.
+_RESULT_CHARS = 80
 
 
 def terms_of(query: str) -> list[str]:
@@ -330,7 +332,7 @@ def fill(conn: apsw.Connection, hits: Sequence[Hit], query: str, room: int) -> l
             if key is not None:
                 heads[key] = len(out)
             out.append(h.replace(text=text))
-            used += len(text) + 80
+            used += len(text) + _RESULT_CHARS
         if used > room:
             break
     return out
