@@ -34,7 +34,7 @@ import apsw
 
 from causantic.derive_state import refresh as refresh_session_states
 from causantic.errors import DatabaseBusy, UsageError
-from causantic.ingest.chunking import DEFAULT_MAX_TOKENS, Chunk, chunk_turn
+from causantic.ingest.chunking import DEFAULT_MAX_TOKENS, Chunk, Redact, chunk_turn
 from causantic.ingest.linking import link_project_continuations, link_session
 from causantic.ingest.scrub import scrub_parsed
 from causantic.lessons.episodes import refresh as refresh_lessons
@@ -47,7 +47,6 @@ from causantic.transcripts.discover import TranscriptFile, agents_with_files, di
 from causantic.transcripts.project import checkout_for_cwd, project_for_cwd
 from causantic.transcripts.turns import ParsedFile, is_warmup, parse_transcript
 
-Redact = Callable[[str], tuple[str, int]]
 _HEAD_BYTES = 4096
 _RETRIES = 5
 _BATCH_BYTES = 8 << 20  # transcript bytes read per write transaction, about

@@ -24,11 +24,11 @@ with the current rules.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import apsw
 
+from causantic.ingest.chunking import Redact
 from causantic.ingest.scrub import scrub_value
 from causantic.lessons.episodes import rebuild_all
 from causantic.redact import RULES_VERSION
@@ -36,7 +36,6 @@ from causantic.store import redaction as table
 from causantic.store.counts import any_chunks
 from causantic.store.db import Store
 
-Redact = Callable[[str], tuple[str, int]]
 BATCH = 200
 
 

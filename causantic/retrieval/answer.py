@@ -263,13 +263,19 @@ def extract(turn: Sequence[tuple[str, str]], anchor: str, terms: Sequence[str],
     return _GAP.join(parts)
 
 
+def last_said(texts: Sequence[str]) -> str | None:
+    """The last assistant message among chunk texts (in stream order), or None."""
+    said = [b for text in texts for b in blocks_of(text) if b.startswith("[Assistant")]
+    return said[-1] if said else None
+
+
 def with_conclusion(shown: str, last_chunk: str, terms: Sequence[str],
                     limit: int = ASSISTANT_CHARS) -> str:
     """A compacted match followed by its turn's last assistant message (how it ended)."""
-    found = [b for b in blocks_of(last_chunk) if b.startswith("[Assistant")]
-    if not found:
+    said = last_said([last_chunk])
+    if said is None:
         return shown
-    return f"{shown}\n\n[… how this turn ended]\n\n{_head_cut(found[-1], limit, terms)}"
+    return f"{shown}\n\n[… how this turn ended]\n\n{_head_cut(said, limit, terms)}"
 
 
 def conversational(turn: Sequence[tuple[str, str]]) -> bool:
@@ -413,9 +419,9 @@ def units(conn: apsw.Connection, hits: Sequence[Hit], query: str,
 def _ending(turn: Sequence[tuple[str, str]], terms: Sequence[str]) -> str:
     """How a stream ended: its last turn's last assistant message, cut to `OUTCOME_CHARS`
     (the whole last turn, compacted, when it has no assistant message)."""
-    said = [b for _, text in turn for b in blocks_of(text) if b.startswith("[Assistant")]
-    if said:
-        return _head_cut(said[-1], OUTCOME_CHARS, terms)
+    said = last_said([text for _, text in turn])
+    if said is not None:
+        return _head_cut(said, OUTCOME_CHARS, terms)
     return extract(turn, turn[-1][0], terms, OUTCOME_CHARS)
 
 
@@ -427,7 +433,8 @@ def _then(conn: apsw.Connection, first: tuple[str, str, int], query: str
     if follows(query):
         return (session, agent, turn + 1), _NEXT_TURN
     if asks_outcome(query):
-        last = chunk_store.last_turn(conn, session, agent)
-        if last is not None and last > turn:
-            return (session, agent, last), _ENDED
+        last = chunk_store.stream_end(conn, session, first=False, agent_id=agent)
+        end = positions(conn, [last]).get(last) if last else None
+        if end is not None and end[2] > turn:
+            return (session, agent, end[2]), _ENDED
     return None, ""

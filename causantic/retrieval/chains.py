@@ -608,23 +608,17 @@ def _render_chain(
     terms = answer.terms_of(query)
     n = len(walk_order) + len(following)
     texts = [answer.compact(h.text, terms) for h in walk_order]
-    if direction == BACKWARD and walk_order:
-        # The match with how its turn ended: its conclusion, unless the path shows it.
+    if (direction == BACKWARD or skipped) and walk_order:
         seed = walk_order[0].chunk_id
-        where = answer.positions(conn, [seed])
-        if seed in where:
-            turn = answer.turns(conn, [where[seed][:3]]).get(where[seed][:3], [])
-            path = {h.chunk_id for h in following}
-            if not following:
-                texts[0] = answer.extract(turn, seed, terms, before=False) or texts[0]
-            elif turn and turn[-1][0] not in path | {seed}:
-                texts[0] = answer.with_conclusion(texts[0], turn[-1][1], terms)
-    if skipped:  # the path starts at the next turn: the seed shows how its own turn went on
-        seed = walk_order[0].chunk_id
-        where = answer.positions(conn, [seed])
-        if seed in where:
-            turn = answer.turns(conn, [where[seed][:3]]).get(where[seed][:3], [])
+        turn = _turn_of(conn, seed)
+        path = {h.chunk_id for h in following}
+        if skipped or not following:
+            # a recall's match without a resolution path, or a predict's match whose path
+            # starts at the next turn: the seed shows how its own turn went on
             texts[0] = answer.extract(turn, seed, terms, before=False) or texts[0]
+        elif turn and turn[-1][0] not in path | {seed}:
+            # a recall's match with how its turn ended, unless the path shows it
+            texts[0] = answer.with_conclusion(texts[0], turn[-1][1], terms)
     # Budget order: the seed, then the two sides alternately, nearest first.
     sides = [(0, walk_order[0], texts[0])] if walk_order else []
     back = [(-1, h, t) for h, t in zip(walk_order[1:], texts[1:])]
@@ -655,6 +649,15 @@ def _render_chain(
     items = [render.block(render.header(h, i + 1), b) for i, (h, b) in enumerate(zip(shown, bodies))]
     head = (f"{notice}\n" if notice else "") + _title(query, direction, shown)
     return f"{head}\n\n{render.join(items)}", shown
+
+
+def _turn_of(conn: apsw.Connection, chunk_id: str) -> list[tuple[str, str]]:
+    """[(chunk id, text)] of the turn holding a chunk, in stream order ([] if it is gone)."""
+    where = answer.positions(conn, [chunk_id])
+    if chunk_id not in where:
+        return []
+    key = where[chunk_id][:3]
+    return answer.turns(conn, [key]).get(key, [])
 
 
 OTHER_MATCHES = "Other matches:"

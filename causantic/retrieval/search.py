@@ -227,8 +227,7 @@ def _with_vectors(
     vectors = chunk_vectors(store.conn, [h.chunk_id for h in hits])
     chosen: list[Hit] = []
     # A named period's candidates are chosen first, then the others (each group by MMR).
-    for group in ([h for h in hits if _within(h, period)],
-                  [h for h in hits if not _within(h, period)]) if period else (hits,):
+    for group in _by_period(hits, period):
         chosen += fusion.select(group, limit - len(chosen), id_of=lambda h: h.chunk_id,
                                 score_of=lambda h: h.score, text_of=_body, vectors=vectors,
                                 time_of=_time)
@@ -290,11 +289,16 @@ def _within(hit: Hit, period: tuple[str, str] | None) -> bool:
     return period is not None and period[0] <= (hit.start_time or "") < period[1]
 
 
+def _by_period(hits: list[Hit], period: tuple[str, str] | None) -> list[list[Hit]]:
+    """The hits from ``period``, then the others, each in their order (one group without)."""
+    if period is None:
+        return [hits]
+    return [[h for h in hits if _within(h, period)], [h for h in hits if not _within(h, period)]]
+
+
 def _period_first(hits: list[Hit], period: tuple[str, str] | None) -> list[Hit]:
     """The hits from ``period`` first, then the others, each in their order."""
-    if period is None:
-        return hits
-    return [h for h in hits if _within(h, period)] + [h for h in hits if not _within(h, period)]
+    return [h for group in _by_period(hits, period) for h in group]
 
 
 def dedupe(hits: list[Hit], *, keep: int | None = None) -> list[Hit]:

@@ -236,22 +236,12 @@ def chain_nodes(conn: apsw.Connection, chunk_ids: Sequence[str]) -> Iterator[Cha
         yield ChainNode(*row)
 
 
-def stream_end(conn: apsw.Connection, session_id: str, first: bool) -> str | None:
-    """The first (or last) chunk of a session's main stream, or None."""
+def stream_end(conn: apsw.Connection, session_id: str, first: bool, agent_id: str = "") -> str | None:
+    """The first (or last) chunk of a session's stream (the main one by default), or None."""
     order = "ASC" if first else "DESC"
     row = conn.execute(
-        f"SELECT id FROM chunks WHERE session_id = ? AND agent_id = ''"
+        f"SELECT id FROM chunks WHERE session_id = ? AND agent_id = ?"
         f" ORDER BY offset {order}, part {order} LIMIT 1",
-        (session_id,),
-    ).fetchone()
-    return row[0] if row else None
-
-
-def last_turn(conn: apsw.Connection, session_id: str, agent_id: str) -> int | None:
-    """The turn number of a stream's last chunk, or None for a stream with no chunks."""
-    row = conn.execute(
-        "SELECT turn FROM chunks WHERE session_id = ? AND agent_id = ?"
-        " ORDER BY offset DESC, part DESC LIMIT 1",
         (session_id, agent_id),
     ).fetchone()
     return row[0] if row else None

@@ -1,4 +1,4 @@
-"""Two SQL helpers every store module shares: batched `IN (...)` queries and `table_exists`.
+"""The SQL helpers every store module shares: batched `IN (...)` queries and table probes.
 
 SQLite caps the number of bound parameters per statement (32,766 here, 999 in old builds),
 and long `IN` lists also plan worse, so every query over a caller-sized id list runs in
