@@ -125,6 +125,33 @@ def test_a_what_came_next_question_shows_the_turn_that_followed(shared_db: Path)
     assert all("[… the next turn]" not in h.text for h in after.results[1:] + plain.results)
 
 
+def test_a_what_came_next_search_shows_the_turn_a_compaction_summary_retells(shared_db: Path):
+    """Six plan issues were applied in turn 9 of 665369bc ("All 6 issues applied."); the
+    compaction summary of turn 11 retells it and is the best keyword match. For "what came
+    next", the turn it retells takes the summary's rank, so the first unit is that turn and
+    the next turn shown is what followed it, not what followed the compaction."""
+    asked = "once all six plan contradictions were resolved, what happened next"
+    with open_store(shared_db, readonly=True) as store:
+        raw = search(store, asked, max_tokens=10**6, answers=False, limit=5,
+                     past_summaries=False)
+        ranked = search(store, asked, max_tokens=10**6, answers=False, limit=5)
+        shown = search(store, asked, max_tokens=2000)
+        about_compaction = search(store, "what did I ask right after the plan review got"
+                                  " compacted", max_tokens=10**6, answers=False, limit=5)
+        where = answer.positions(store.conn, [h.chunk_id for h in raw.results + ranked.results
+                                              + about_compaction.results])
+    assert raw.results[0].kind == "summary" and where[raw.results[0].chunk_id][2] == 11
+    first = ranked.results[0]
+    assert first.kind != "summary" and where[first.chunk_id][:3] == (
+        raw.results[0].session_id, "", 9)
+    assert first.score == raw.results[0].score
+    assert [h.chunk_id for h in ranked.results].count(first.chunk_id) == 1
+    head, _, following = shown.results[0].text.partition("\n\n[… the next turn]\n\n")
+    assert "All 6 issues applied." in head and following.startswith("[User]")
+    # A question about the compaction itself keeps the summary.
+    assert about_compaction.results[0].kind == "summary"
+
+
 def test_asks_outcome_recognises_questions_about_how_something_turned_out():
     assert answer.asks_outcome("what came out of the session where I researched linting tools")
     assert answer.asks_outcome("what was the result of validating the spec agent ticket")

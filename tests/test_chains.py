@@ -344,7 +344,8 @@ def test_a_compaction_summary_match_stands_for_the_turns_it_retells(shared_db: P
     compaction itself."""
     asked = "once all six plan contradictions were resolved, what happened next"
     with open_store(shared_db, readonly=True) as store:
-        found = search(store, asked, max_tokens=10**6, answers=False, limit=1)
+        found = search(store, asked, max_tokens=10**6, answers=False, limit=1,
+                       past_summaries=False)
         after = predict(store, asked, max_tokens=2000)
         compacted = predict(store, "what did I ask right after the plan review got compacted",
                             max_tokens=2000)

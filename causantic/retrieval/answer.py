@@ -79,6 +79,11 @@ _NEXT_RE = re.compile(r"^\s*(after|once)\b|\bright after\b|\b(came|happened|do|d
 #: result / outcome of X", "how did X turn out". Not "where did X end up" (a place, not an outcome).
 _OUTCOME_RE = re.compile(r"\b(came|come|comes) out of\b|\b(result|outcome|upshot)s? of\b|"
                          r"\bhow did\b.{0,80}\b(turn out|work out|end)\b", re.I)
+#: A compaction summary matching a "what came next" question stands for this many turns
+#: before it (`behind_summaries`; predict's seeds: `chains`) ...
+SUMMARY_TURNS = 2
+#: ... unless the question is about the compaction itself ("right after it got compacted").
+_COMPACTION_RE = re.compile(r"\bcompact", re.I)
 #: How many of an answer's best units show the messages around a conversational match.
 CONTEXT_UNITS = 2
 _BATCH = 200
@@ -299,6 +304,53 @@ def in_context(text: str, before: Sequence[tuple[str, str]] | None,
 def follows(query: str) -> bool:
     """Whether the query asks what followed something ("after X, what came next")."""
     return bool(_NEXT_RE.search(query))
+
+
+def asks_past_summaries(query: str) -> bool:
+    """Whether a compaction summary matching the query stands for the turns it retells: a
+    "what came next" question (`follows`) not about the compaction itself."""
+    return follows(query) and not _COMPACTION_RE.search(query)
+
+
+def behind_summaries(conn: apsw.Connection, hits: Sequence[Hit], query: str) -> list[Hit]:
+    """Ranked candidates with each compaction summary replaced by the turn it retells.
+
+    A summary (written when a session was compacted) retells the turns before it, so a
+    "what came next" question often matches the retelling first; the situation is where it
+    happened, and what came next is the turn after that, not the one after the summary. For
+    such a question (`asks_past_summaries`), a summary takes the place of the best-ranked
+    candidate of the `SUMMARY_TURNS` turns it follows in its stream (one not ranked above
+    it), which moves up to the summary's rank and score; a summary with no such candidate
+    stays (it may be all that is stored of those turns).
+    """
+    if not any(h.kind == "summary" for h in hits) or not asks_past_summaries(query):
+        return list(hits)
+    where = positions(conn, [h.chunk_id for h in hits])
+    out: list[Hit] = []
+    used: set[str] = set()
+    for h in hits:
+        if h.chunk_id in used:
+            continue
+        told = _retold(h, hits, where, used) if h.kind == "summary" else None
+        if told is not None:
+            h = told.replace(score=h.score, sources=h.sources)
+        used.add(h.chunk_id)
+        out.append(h)
+    return out
+
+
+def _retold(summary: Hit, hits: Sequence[Hit], where: dict[str, tuple[str, str, int, int, int]],
+            used: set[str]) -> Hit | None:
+    """The best-ranked candidate (not yet used) of the turns ``summary`` follows."""
+    at = where.get(summary.chunk_id)
+    if at is None:
+        return None
+    for h in hits:
+        pos = where.get(h.chunk_id)
+        if (h.kind != "summary" and h.chunk_id not in used and pos is not None
+                and pos[:2] == at[:2] and at[2] - SUMMARY_TURNS <= pos[2] < at[2]):
+            return h
+    return None
 
 
 def asks_outcome(query: str) -> bool:

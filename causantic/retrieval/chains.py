@@ -8,7 +8,7 @@ How an answer is built:
    done") treats each match as the situation: its walk starts at the next turn of the
    seed's stream, and the seed is shown with the rest of its own turn (`answer.extract`,
    its conclusion first). A seed that is a compaction summary, which retells the turns
-   before it, is first replaced by the best-matching chunk of the `SUMMARY_TURNS` turns
+   before it, is first replaced by the best-matching chunk of the `answer.SUMMARY_TURNS` turns
    it follows (not when the question is about the compaction itself).
 2. **Explore**: from every seed, follow edges backward (recall: what led here) or forward
    (predict: what came next): `next`, `brief`/`debrief` (sub-agents) and `continues`
@@ -81,10 +81,6 @@ COMPACT_SHARE = 0.35
 #: The chain's share of the budget; search's other matches may fill the rest.
 CHAIN_SHARE = 0.5
 CHAIN_MIN_CHARS = 2800
-#: A compaction summary seeding a "what came next" walk stands for this many turns before it.
-SUMMARY_TURNS = 2
-#: ... unless the question is about the compaction itself ("right after it got compacted").
-_COMPACTION_RE = re.compile(r"\bcompact", re.I)
 MAX_CANDIDATES = 10  # complete paths per seed
 MAX_EXPANSIONS = 200  # chunks expanded per seed
 WEAK_STEP = 0.75  # score factor per weak edge (weight < 1) crossed since the seed
@@ -219,8 +215,12 @@ def walk_seeded(
     started = time.perf_counter()
     limit = limit or DEFAULT_LIMIT
     project = resolve_project(store.conn, project)
+    # A "what came next" question (`answer.follows`): the match is the situation and the
+    # answer came after it, so each seed's walk starts at the next turn of its stream.
+    cued = direction == FORWARD and answer.follows(query)
     found = search(store, query, project=project, limit=max(DEFAULT_SEEDS, limit),
-                   max_tokens=1_000_000, mode=seed_mode, answers=False)
+                   max_tokens=1_000_000, mode=seed_mode, answers=False,
+                   past_summaries=not cued)
     notice = found.notice
     if not found.results:
         text = f'No relevant memory found for "{render.quote_query(query)}".'
@@ -230,10 +230,7 @@ def walk_seeded(
                        cap=char_limit(max_tokens, max_chars))
     seed_hits = found.results[:DEFAULT_SEEDS]
     budget = max_tokens if max_chars is None else min(max_tokens, tokens_for_chars(max_chars))
-    # A "what came next" question (`answer.follows`): the match is the situation and the
-    # answer came after it, so each seed's walk starts at the next turn of its stream.
-    cued = direction == FORWARD and answer.follows(query)
-    if cued and not _COMPACTION_RE.search(query):
+    if cued and answer.asks_past_summaries(query):
         seed_hits = _behind_summaries(store, query, seed_hits)
     starts = _next_turns(store.conn, [h.chunk_id for h in seed_hits]) if cued else {}
     graph = _Graph(store.conn, backward=direction == BACKWARD)
@@ -316,13 +313,13 @@ def _behind_summaries(store: Store, query: str, seeds: list[Hit]) -> list[Hit]:
     A summary (``[Summary]``, written when a session was compacted) retells the turns before
     it, so a question about what followed something it mentions matches the retelling
     rather than the turn where it happened. Such a seed is replaced by the chunk of the
-    `SUMMARY_TURNS` turns before it that best matches the query (when any matches).
+    `answer.SUMMARY_TURNS` turns before it that best matches the query (when any matches).
     """
     conn = store.conn
     where = answer.positions(conn, [h.chunk_id for h in seeds if h.text.startswith("[Summary]")])
     if not where:
         return seeds
-    keys = {cid: [(p[0], p[1], t) for t in range(max(0, p[2] - SUMMARY_TURNS), p[2])]
+    keys = {cid: [(p[0], p[1], t) for t in range(max(0, p[2] - answer.SUMMARY_TURNS), p[2])]
             for cid, p in where.items()}
     by_turn = answer.turns(conn, [k for ks in keys.values() for k in ks])
     texts = {cid: text for chunks in by_turn.values() for cid, text in chunks

@@ -10,7 +10,8 @@ the period's candidates rank before the others (each group in its usual order). 
 in [0, 1] (hybrid), scaled down in the vector modes for "thin" chunks such as a bare `/exit`
 and its echo (`fusion.is_thin`). Exact and near duplicates (the same tool output twice, a summary
 repeating a chunk) are collapsed at read time so they do not crowd out the results (nothing is
-deleted). When the vector side cannot answer (no vectors yet, model or sqlite-vec missing,
+deleted). For a "what came next" question, a compaction summary among the candidates gives
+its rank to the turn it retells (`answer.behind_summaries`). When the vector side cannot answer (no vectors yet, model or sqlite-vec missing,
 vectors from another model), `vector`/`hybrid` answer from keywords and say why in one line
 (`notice`); they never fail because of it. Each hit is shown as its answer unit (the match
 compacted, with what answered it in its turn: `causantic.retrieval.answer`), as many as the
@@ -58,6 +59,7 @@ def search(
     max_chars: int | None = None,
     cluster_expansion: bool = False,
     answers: bool = True,
+    past_summaries: bool = True,
 ) -> Answer:
     """Find past work on a topic; see the module docstring.
 
@@ -66,6 +68,9 @@ def search(
     ``limit``: most results; None shows as many as ``max_tokens`` holds (at most FILL).
     ``answers``: show each hit as its answer unit (`causantic.retrieval.answer`; the default)
     rather than its stored chunk text.
+    ``past_summaries``: for a "what came next" question, a compaction summary gives its rank
+    to the turn it retells (`answer.behind_summaries`); predict, which replaces its seeds
+    its own way, turns this off.
 
     Raises
     ------
@@ -74,7 +79,8 @@ def search(
     """
     return search_with(PRODUCT, store, query, project=project, limit=limit,
                        max_tokens=max_tokens, mode=mode, max_chars=max_chars,
-                       cluster_expansion=cluster_expansion, answers=answers)
+                       cluster_expansion=cluster_expansion, answers=answers,
+                       past_summaries=past_summaries)
 
 
 #: Hybrid mode's fusion: (connection, query, keyword [(id, BM25)], vector [(id, cosine)],
@@ -128,6 +134,7 @@ def search_with(
     max_chars: int | None = None,
     cluster_expansion: bool = False,
     answers: bool = True,
+    past_summaries: bool = True,
 ) -> Answer:
     """`search` with other hybrid ``steps`` (a fusion, a sibling expansion): the seam
     `bench/variants.py` uses to compare variants. The CLI, MCP and hooks call `search`."""
@@ -138,6 +145,7 @@ def search_with(
     reach = min(limit, 10) if limit else 10
     limit = limit or FILL
     render_as = (store.conn, query) if answers else None
+    situations = query if past_summaries else None
     if mode not in MODES:
         raise UsageError(f"unknown search mode {mode!r}; use one of {', '.join(MODES)}")
     project = resolve_project(store.conn, project)
@@ -153,7 +161,8 @@ def search_with(
         )
     ] if mode != "vector" else []
     if mode == "keyword":
-        hits = dedupe(_period_first(load_hits(store.conn, keyword), period), keep=limit)
+        hits = dedupe(_situations(store.conn, _period_first(load_hits(store.conn, keyword), period),
+                                  situations), keep=limit)
         return finish(query, mode, hits, max_tokens, max_chars, started, units=render_as)
     # deferred: heavy: pulls numpy, only needed here
     from causantic.retrieval.vector import VectorsUnavailable, vectors_state
@@ -163,7 +172,7 @@ def search_with(
         try:
             return _with_vectors(store, query, keyword, project, limit, mode,
                                  max_tokens, max_chars, started, steps,
-                                 cluster_expansion, answers, reach, period)
+                                 cluster_expansion, answers, reach, period, situations)
         except VectorsUnavailable as exc:
             notice = str(exc)
     if mode == "vector":
@@ -171,7 +180,8 @@ def search_with(
             (h.chunk_id, h.score, ("keyword",))
             for h in keyword_search(store.conn, query, project=project, limit=pool)
         ]
-    hits = dedupe(_period_first(load_hits(store.conn, keyword), period), keep=limit)
+    hits = dedupe(_situations(store.conn, _period_first(load_hits(store.conn, keyword), period),
+                              situations), keep=limit)
     return finish(query, mode, hits, max_tokens, max_chars, started,
                   notice=f"Keyword results only: {notice}.", units=render_as)
 
@@ -191,6 +201,7 @@ def _with_vectors(
     answers: bool,
     reach: int,
     period: tuple[str, str] | None = None,
+    situations: str | None = None,
 ) -> Answer:
     """The vector and hybrid modes (numpy imported here); raises VectorsUnavailable.
 
@@ -222,6 +233,7 @@ def _with_vectors(
         hits = [by_id[cid].replace(score=score, sources=sources)
                 for cid, score, sources in fused if cid in by_id]
     hits.sort(key=lambda h: -h.score)  # stable: ties keep the fused order
+    hits = _situations(store.conn, hits, situations)
     if cluster_expansion and mode == "hybrid":
         hits = steps.expand(store.conn, hits, project)
     vectors = chunk_vectors(store.conn, [h.chunk_id for h in hits])
@@ -282,6 +294,18 @@ def _as_units(conn: apsw.Connection, hits: list[Hit], query: str, room: int) -> 
     from causantic.retrieval.answer import fill
 
     return fill(conn, hits, query, room)
+
+
+def _situations(conn: apsw.Connection, hits: list[Hit], query: str | None) -> list[Hit]:
+    """For a "what came next" ``query``, compaction summaries replaced by the turns they
+    retell (`answer.behind_summaries`): the first unit then shows what followed the
+    situation itself. None: the hits as they are."""
+    if query is None or not any(h.kind == "summary" for h in hits):
+        return hits
+    # deferred: hook fast path: loaded only when a summary is among the candidates
+    from causantic.retrieval.answer import behind_summaries
+
+    return behind_summaries(conn, hits, query)
 
 
 def _within(hit: Hit, period: tuple[str, str] | None) -> bool:
