@@ -152,6 +152,30 @@ def test_a_what_came_next_search_shows_the_turn_a_compaction_summary_retells(sha
     assert about_compaction.results[0].kind == "summary"
 
 
+def test_a_folded_match_does_not_repeat_what_its_unit_shows():
+    unit = "[User]\nwhy?\n\n[Assistant]\nBecause the hash is cut to seven characters.\n\n[…]"
+    match = ("[Assistant]\nBecause the hash is cut to seven characters.\n\n"
+             "[Tools] Edit cleanup.go\n\n[Assistant]\nFixed: both now keep the full forty-character hash.")
+    assert answer._unseen(match, unit) == (  # (the fold is joined to its unit by a gap)
+        "[Tools] Edit cleanup.go\n\n"
+        "[Assistant]\nFixed: both now keep the full forty-character hash.")
+    assert answer._fold(match.split("\n\n")[0], unit) == ""  # nothing new: nothing folded
+
+
+def test_search_results_never_repeat_a_paragraph(shared_db: Path):
+    """The linting-beads turn matches three times; its unit's extract already shows the
+    assistant messages its later matches hold, which used to be shown a second time."""
+    queries = ["No Igniter installers exist for credo, dialyxir, mix_audit, or sobelow: what came next",
+               "shell prompt delay posthog telemetry", "spotter-fum.3 transcript renderer"]
+    with open_store(shared_db, readonly=True) as store:
+        answers = [search(store, q, max_tokens=2000) for q in queries]
+    assert any(h.also for a in answers for h in a.results)  # later matches were folded ...
+    for a in answers:
+        for h in a.results:
+            long = [p for p in h.text.split("\n\n") if len(p) >= 120]
+            assert len(long) == len(set(long)), h.chunk_id  # ... without repeating a paragraph
+
+
 def test_asks_outcome_recognises_questions_about_how_something_turned_out():
     assert answer.asks_outcome("what came out of the session where I researched linting tools")
     assert answer.asks_outcome("what was the result of validating the spec agent ticket")

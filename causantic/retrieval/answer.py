@@ -11,7 +11,8 @@ result is shown as an *answer unit* (`units`):
   nearest the match; shown in conversation order, gaps marked ``[…]``;
 * the turn's prompt (its head) when the match is not the turn's first chunk;
 * a lower-ranked match in a turn already shown is compacted without the extras; in search
-  (`fill`) it joins the unit of that turn, so each result is a distinct answer;
+  (`fill`) it joins the unit of that turn (without the paragraphs the unit already shows),
+  so each result is a distinct answer;
 * when the query asks what followed something ("after X, what came next", "once X was
   done", `follows`), search's first unit is followed by the next turn of its stream (its
   prompt and its conclusion, `FOLLOW_CHARS`): the match is the situation, the answer is
@@ -405,12 +406,37 @@ def _joined(unit: str, extra: str) -> str:
 
 
 def _fold(match: str, unit: str) -> str:
-    """What a later match of a turn adds to that turn's unit: its compacted text cut to
-    `FOLD_CHARS`, nothing when the unit already holds it or has reached `FOLDED_UNIT_CHARS`."""
+    """What a later match of a turn adds to that turn's unit: its compacted text without the
+    paragraphs the unit already shows (the unit's extract often took this chunk's assistant
+    messages already), cut to `FOLD_CHARS`; nothing when nothing new is left or the unit has
+    reached `FOLDED_UNIT_CHARS`."""
     room = min(FOLD_CHARS, FOLDED_UNIT_CHARS - len(unit) - len(_GAP))
-    if match in unit or room < 100:
+    new = _unseen(match, unit)
+    if not new or room < 100:
         return ""
-    return clip(match, room)
+    return clip(new, room)
+
+
+#: A paragraph this long that a unit already shows is not shown again by a folded match.
+_REPEAT_CHARS = 40
+
+
+def _unseen(match: str, unit: str) -> str:
+    """``match`` without its paragraphs (of `_REPEAT_CHARS` or more) that ``unit`` already
+    holds, each run of them marked by one gap; "" when none of its own is left."""
+    out: list[str] = []
+    left_out = False
+    for para in match.split("\n\n"):
+        if len(para) >= _REPEAT_CHARS and para in unit:
+            left_out = True
+            continue
+        if left_out and out:
+            out.append("[…]")
+        left_out = False
+        out.append(para)
+    if not any(len(p) >= _REPEAT_CHARS for p in out):
+        return ""
+    return "\n\n".join(out)
 
 
 def units(conn: apsw.Connection, hits: Sequence[Hit], query: str,
