@@ -152,6 +152,28 @@ def test_a_what_came_next_search_shows_the_turn_a_compaction_summary_retells(sha
     assert about_compaction.results[0].kind == "summary"
 
 
+def test_what_the_user_said_in_a_tool_result_is_kept_as_their_text():
+    """Answers to the assistant's questions and the reason for rejecting a tool call are the
+    user's decisions: compaction keeps them whole instead of cutting them as tool output."""
+    answered = ('User has answered your questions: "Which tools should we set up?"="Credo +'
+                ' Dialyxir + mix_audit", "Which rig?"="No rig". You can now continue with the'
+                " user's answers in mind.")
+    rejected = ("The user doesn't want to proceed with this tool use. The tool use was rejected"
+                " (eg. if it was a file edit, the new_string was NOT written to the file). To"
+                " tell you how to proceed, the user said:\nthere is already scoped transcript"
+                " code in explain, let's avoid code duplication")
+    text = (f"[Tool:AskUserQuestion] {{\"questions\": []}}\n\n[Result:AskUserQuestion]\n{answered}"
+            f"\n\n[Tool:Write] /src/summarise.go\n\n[Result:Write error]\n{rejected}"
+            "\n\n[Assistant]\nUnderstood.")
+    shown = answer.compact(text)
+    assert shown == ("[Tools] AskUserQuestion {\"questions\": []}; Write summarise.go\n\n"
+                     '[User]\n"Which tools should we set up?"="Credo + Dialyxir + mix_audit",'
+                     ' "Which rig?"="No rig".\n\n'
+                     "[User]\nthere is already scoped transcript code in explain, let's avoid"
+                     " code duplication\n\n[Assistant]\nUnderstood.")
+    assert answer.user_words("STOP what you are doing and wait for the user") == ""
+
+
 def test_a_folded_match_does_not_repeat_what_its_unit_shows():
     unit = "[User]\nwhy?\n\n[Assistant]\nBecause the hash is cut to seven characters.\n\n[…]"
     match = ("[Assistant]\nBecause the hash is cut to seven characters.\n\n"

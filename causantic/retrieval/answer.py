@@ -29,7 +29,9 @@ result is shown as an *answer unit* (`units`):
 `compact` keeps what people and the assistant wrote and cuts what tools printed: user and
 assistant text stay (very long ones keep their head and the lines holding the query's
 words), and each run of tool calls becomes one ``[Tools]`` line (tool and target) followed
-by at most a few lines of their output: error lines and lines holding the query's words.
+by at most a few lines of their output: error lines and lines holding the query's words; what
+the user said inside a tool result (answers to the assistant's questions, why they rejected a
+tool call: `user_words`) is kept as their text.
 The stored text stays whole; this is rendering only. Pure Python: hooks render through it.
 """
 
@@ -177,9 +179,11 @@ def _target(name: str, arg: str) -> str:
 
 
 def _tools(run: Sequence[str], terms: Sequence[str]) -> str:
-    """A run of tool calls and results as one line plus their telling output lines."""
+    """A run of tool calls and results as one line plus their telling output lines, then
+    what the user said in them (`user_words`) as user text."""
     calls: list[str] = []
     kept: list[str] = []
+    said: list[str] = []
     for block in run:
         head, _, body = block.partition("\n")
         m = _TOOL_RE.match(head)
@@ -188,6 +192,10 @@ def _tools(run: Sequence[str], terms: Sequence[str]) -> str:
             lines = body.split("\n")
             errors = False
         else:
+            words = user_words(body)
+            if words:
+                said.append(_head_cut(f"[User]\n{words}", USER_CHARS, terms))
+                continue
             lines = body.split("\n")
             errors = "error" in head
         for x in lines:
@@ -199,7 +207,24 @@ def _tools(run: Sequence[str], terms: Sequence[str]) -> str:
                 kept.append("  " + _line(x.strip()))
     line = "; ".join(dict.fromkeys(calls))
     line = f"[Tools] {_line(line, TOOLS_LINE_CHARS)}" if line else "[Tools]"
-    return "\n".join([line, *dict.fromkeys(kept)])
+    return "\n\n".join(["\n".join([line, *dict.fromkeys(kept)]), *said])
+
+
+#: How Claude Code words a tool result that carries the user's own words: the answers to
+#: its questions (AskUserQuestion), or why they rejected a tool call.
+_ANSWERED = "User has answered your questions: "
+_ANSWERED_END = re.compile(r"\s*You can now continue with the user's answers in mind\.?\s*$")
+_REJECTED_SAID = "To tell you how to proceed, the user said:\n"
+
+
+def user_words(result: str) -> str:
+    """What the user said inside a tool result (their answers to the assistant's questions, or
+    what they said when rejecting a tool call), "" when it holds none: a decision, kept as
+    the user's text rather than cut as tool output."""
+    if result.startswith(_ANSWERED):
+        return _ANSWERED_END.sub("", result[len(_ANSWERED):]).strip()
+    _, found, words = result.partition(_REJECTED_SAID)
+    return words.strip() if found else ""
 
 
 # -- one unit per turn -----------------------------------------------------------------------
