@@ -448,11 +448,13 @@ _REPEAT_CHARS = 40
 
 def _unseen(match: str, unit: str) -> str:
     """``match`` without its paragraphs (of `_REPEAT_CHARS` or more) that ``unit`` already
-    holds, each run of them marked by one gap; "" when none of its own is left."""
+    holds, each run of them marked by one gap; "" when none of its own is left. A paragraph
+    counts as held when most of it is lines the unit shows (the two may cut a long message
+    at different lines)."""
     out: list[str] = []
     left_out = False
     for para in match.split("\n\n"):
-        if len(para) >= _REPEAT_CHARS and para in unit:
+        if len(para) >= _REPEAT_CHARS and _held(para, unit):
             left_out = True
             continue
         if left_out and out:
@@ -462,6 +464,15 @@ def _unseen(match: str, unit: str) -> str:
     if not any(len(p) >= _REPEAT_CHARS for p in out):
         return ""
     return "\n\n".join(out)
+
+
+def _held(para: str, unit: str) -> bool:
+    """Whether ``unit`` shows ``para``: whole, or at least half of it in lines it holds."""
+    if para in unit:
+        return True
+    shown = sum(len(line) for line in para.split("\n")
+                if len(line) >= _REPEAT_CHARS and line in unit)
+    return shown * 2 >= len(para)
 
 
 def units(conn: apsw.Connection, hits: Sequence[Hit], query: str,
