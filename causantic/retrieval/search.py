@@ -35,9 +35,10 @@ from causantic.retrieval import render
 from causantic.retrieval.fts import keyword_search, query_idf
 from causantic.retrieval.projects import resolve_project
 from causantic.retrieval.render import Answer, Hit
+from causantic.store import timeline
 from causantic.store.db import Store
 from causantic.store.hits import load_hits  # re-exported
-from causantic.timestamps import named_period
+from causantic.timestamps import named_period, periods_back, yearless_date
 from causantic.tokens import approx_tokens, char_limit
 
 MODES = ("keyword", "vector", "hybrid")
@@ -141,7 +142,7 @@ def search_with(
     if mode not in MODES:
         raise UsageError(f"unknown search mode {mode!r}; use one of {', '.join(MODES)}")
     project = resolve_project(store.conn, project)
-    period = named_period(query)
+    period = question_period(store.conn, query, project)
     pool = max(50, reach * 5, DATED_DEPTH if period else 0)
     # Keyword-only answers need just enough spare candidates to replace duplicates;
     # fetching (and reading the text of) 50 rows was a third of its time at 100k chunks.
@@ -282,6 +283,23 @@ def _as_units(conn: apsw.Connection, hits: list[Hit], query: str, room: int) -> 
     from causantic.retrieval.answer import fill
 
     return fill(conn, hits, query, room)
+
+
+def question_period(conn: apsw.Connection, query: str, project: str | None
+                    ) -> tuple[str, str] | None:
+    """The day or month a question names (``[start, end)`` stored times), or None. With its
+    year, `named_period`'s; without ("on 3 June", "in June": `yearless_date`), the latest
+    such day or month, no later than the newest stored chunk, in which the searched project
+    has chunks (None when no year has any)."""
+    period = named_period(query)
+    named = None if period else yearless_date(query)
+    if named is None:
+        return period
+    span = timeline.start_range(conn, project)
+    if span is None:
+        return None
+    return timeline.first_holding(conn, periods_back(*named, newest=span[1], oldest=span[0]),
+                                  project)
 
 
 def _within(hit: Hit, period: tuple[str, str] | None) -> bool:
