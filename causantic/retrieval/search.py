@@ -3,8 +3,9 @@
 Modes: `keyword` (BM25 over FTS5), `vector` (KNN over chunk windows), `hybrid` (default: both
 lists fused by a weighted sum of their scaled scores, the keyword side weighing more when
 its best hit holds the query's rare terms, then MMR diversification with the stored vectors;
-see `fusion`). A question naming a date with its year ("on 3 June, 2023", "in August
-2023": `timestamps.named_period`) is answered from that day or month first: each list is
+see `fusion`). A question naming a date ("on 3 June, 2023", "in August 2023":
+`timestamps.named_period`; without its year, "on 3 June", "in June": the latest such day or
+month with chunks, `question_period`) is answered from that day or month first: each list is
 drawn `DATED_DEPTH` deep, candidates past its usual depth are kept only from that period, and
 the period's candidates rank before the others (each group in its usual order). Scores: BM25 (keyword), the best window's cosine (vector) or the fused score
 in [0, 1] (hybrid), scaled down in the vector modes for "thin" chunks such as a bare `/exit`
