@@ -25,6 +25,10 @@ _YEARLESS = re.compile(rf"\b(?:{_DAY} (?:of )?{_MONTH}|{_MONTH} {_DAY}"
                        r"(?!,? ?\d)", re.I)
 
 
+#: How many years back a date without its year is looked for (`periods_back`).
+YEARS_BACK = 30
+
+
 def iso_utc(when: datetime) -> str:
     """``when`` as `YYYY-MM-DDTHH:MM:SS.mmmZ` in UTC (a naive time is taken as UTC)."""
     if when.tzinfo is None:
@@ -109,9 +113,14 @@ def yearless_date(text: str) -> tuple[int, int | None] | None:
 def periods_back(month: int, day: int | None, newest: str, oldest: str) -> list[tuple[str, str]]:
     """The periods (`named_period`'s form) a yearless date can mean, newest first: that day
     or month in each year from the one holding the stored time `newest` back to `oldest`'s,
-    those that start after `newest` left out (a date that did not come yet)."""
+    those that start after `newest` left out (a date that did not come yet); at most
+    `YEARS_BACK` years, none when a stored time is not one."""
+    try:
+        last, first = int(newest[:4]), int(oldest[:4])
+    except ValueError:
+        return []
     periods = []
-    for year in range(int(newest[:4]), int(oldest[:4]) - 1, -1):
+    for year in range(last, max(first, last - YEARS_BACK + 1) - 1, -1):
         try:
             start = datetime(year, month, day or 1, tzinfo=UTC)
         except ValueError:  # 29 February of a common year

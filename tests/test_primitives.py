@@ -129,6 +129,9 @@ def test_a_yearless_date_means_that_day_in_each_year_back_from_the_newest_chunk(
     assert periods_back(2, 29, newest="2026-05-01T00:00:00.000Z",
                         oldest="2023-01-01T00:00:00.000Z") == [
         ("2024-02-29T00:00:00.000Z", "2024-03-01T00:00:00.000Z")]
+    assert len(periods_back(1, 1, newest="2026-05-01T00:00:00.000Z",
+                            oldest="0001-01-01T00:00:00.000Z")) == 30  # YEARS_BACK
+    assert periods_back(1, 1, newest="2026-05-01T00:00:00.000Z", oldest="garbage") == []
 
 
 def test_days_ago_counts_back_from_the_given_moment():
