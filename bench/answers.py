@@ -493,8 +493,7 @@ def locomo_slice(halves: Sequence[str] = HALVES, tiny: bool = False,
                     ans = (baselines.bm25 if name == "bm25-turns" else baselines.dense)(q)
                 ranked = [session_of_dia[next(iter(r))] for r in ans.ranked[:10]]
                 # Each shown turn is its own block (they are rendered under a date line only).
-                return ranked, ans.text, [(session_of_dia[d], turns[d].text)
-                                          for r in ans.shown for d in r]
+                return ranked, ans.text, ans.shown
             return run
 
         methods = {f"search/{m}": causantic_method("search", m) for m in MODES}
@@ -509,7 +508,7 @@ def locomo_slice(halves: Sequence[str] = HALVES, tiny: bool = False,
                 need = [f"{q.conv}/{e}" for e in q.evidence]
                 ranked, text, shown_blocks = method(q)
                 body = norm(text)
-                found = [turn_shown(turns[e].text, session_of_dia[e], body, shown_blocks)
+                found = [locomo.turn_shown(turns[e].text, session_of_dia[e], body, shown_blocks)
                          for e in need]
                 sessions = {session_of_dia[e] for e in need}
                 row = {"all": float(all(found)), "any": float(any(found)),
@@ -536,12 +535,6 @@ def locomo_slice(halves: Sequence[str] = HALVES, tiny: bool = False,
                 f"{LOCOMO_BUDGET:,}-token budget (questions: {counts})", rows)
     return {"conversations": sorted(keep), "budget": LOCOMO_BUDGET, "methods": results}
 
-
-def turn_shown(turn: str, session: str, body: str, shown: Sequence[tuple[str, str]]) -> bool:
-    """Whether a LoCoMo turn's text lies inside the answer (``body``, normalised) within a
-    result block of its session (``shown``: (session id or its prefix, block text))."""
-    text = norm(turn)
-    return text in body and any(session.startswith(sid) and text in norm(b) for sid, b in shown)
 
 
 def _locomo_bm25_keys(baselines: Any, q: Any) -> list[str]:

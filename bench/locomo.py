@@ -26,8 +26,10 @@ Scoring (categories 1-4; 5 is adversarial and excluded as usual). A question is 
 
 - ``@5`` / ``@10``: in the first 5 / 10 results (ranked modes only);
 - ``1k`` / ``2k``: inside the first 1,000 / 2,000 tokens (3.5 characters each) of the text
-  the method returns: the evidence's chunk is among the results and the turn's text lies
-  whole inside that prefix. The budget form is the fair one across chunk sizes.
+  the method returns: the turn's text lies whole inside that prefix, within a result block of
+  its session (`turn_shown`: the rule of ``bench.answers``' ev@2k and LoCoMo slice). An answer
+  unit shows text beyond its match's chunk (the turn's reply, the messages around a chat
+  match), which counts. The budget form is the fair one across chunk sizes.
 
 Baselines computed here: BM25 (FTS5, the product's own query builder) and dense MiniLM
 (``causantic.model.embedder``, best window) over single turns; their "returned text" is the turns,
@@ -337,8 +339,21 @@ class Answer:
     """What one method returned for one question."""
 
     ranked: list[frozenset[str]]  # dia ids per result, in rank order ([] when unranked)
-    shown: list[frozenset[str]]  # dia ids of the results inside the returned text
+    shown: list[tuple[str, str]]  # (session id, text) of the result blocks in the returned text
     text: str  # the returned text (budget BUDGETS[-1])
+
+
+def search_answer(db: LocomoDB, ranked: Any, budget: Any) -> Answer:
+    """An `Answer` from causantic's top-10 search (``ranked``) and its budgeted answer."""
+    return Answer([db.chunk_dias.get(h.chunk_id, frozenset()) for h in ranked.results],
+                  [(h.session_id, h.text) for h in budget.results], budget.text)
+
+
+def turn_shown(turn: str, session: str, body: str, shown: Sequence[tuple[str, str]]) -> bool:
+    """Whether a LoCoMo turn's text lies inside the answer (``body``, whitespace-normalised)
+    within a result block of its session (``shown``: (session id or its prefix, block text))."""
+    text = _norm(turn)
+    return text in body and any(session.startswith(sid) and text in _norm(b) for sid, b in shown)
 
 
 Method = Callable[[Question], Answer]
@@ -357,9 +372,7 @@ def search_method(store, db: LocomoDB, mode: str) -> Method | None:  # type: ign
                         mode=mode)
         budget = search(store, q.question, project=q.conv, limit=60,
                         max_tokens=BUDGETS[-1], mode=mode)
-        return Answer([db.chunk_dias.get(h.chunk_id, frozenset()) for h in ranked.results],
-                      [db.chunk_dias.get(h.chunk_id, frozenset()) for h in budget.results],
-                      budget.text)
+        return search_answer(db, ranked, budget)
 
     return answer
 
@@ -374,8 +387,7 @@ def recall_method(store, db: LocomoDB) -> Method | None:  # type: ignore[no-unty
 
     def answer(q: Question) -> Answer:
         result = recall(store, q.question, project=q.conv, max_tokens=BUDGETS[-1])
-        shown = [db.chunk_dias.get(h.chunk_id, frozenset()) for h in result.results]
-        return Answer([], shown, result.text)
+        return Answer([], [(h.session_id, h.text) for h in result.results], result.text)
 
     return answer
 
@@ -475,7 +487,7 @@ class TurnBaselines:
         limit = BUDGETS[-1] * 7 // 2
         parts: list[str] = []
         used = 0
-        shown: list[frozenset[str]] = []
+        shown: list[tuple[str, str]] = []
         for k in keys:
             t = self.turns[k]
             item = f"{t.time[:16].replace('T', ' ')}\n{t.text}"
@@ -483,7 +495,7 @@ class TurnBaselines:
             if used + cost > limit:
                 break
             parts.append(item)
-            shown.append(frozenset([k]))
+            shown.append((session_uuid(t.conv, t.session), t.text))
             used += cost
         return Answer(ranked[:10], shown, _SEP.join(parts))
 
@@ -507,11 +519,11 @@ def score(questions: Sequence[Question], method: Method, turns: dict[str, DiaTur
                 got = set().union(*a.ranked[:k]) if a.ranked else set()
                 found[f"@{k}"] = need <= got
                 found[f"any@{k}"] = bool(need & got)  # lenient: one evidence turn is enough
-        shown = set().union(*a.shown) if a.shown else set()
         for budget in BUDGETS:
             prefix = _norm(a.text[: budget * 7 // 2])
             found[f"{budget // 1000}k"] = all(
-                e in shown and _norm(turns[e].text) in prefix for e in need)
+                turn_shown(turns[e].text, session_uuid(turns[e].conv, turns[e].session), prefix,
+                           a.shown) for e in need)
         for cat in (CATEGORIES[q.category], "all"):
             tally = tallies.setdefault(cat, {"n": 0})
             tally["n"] += 1

@@ -226,9 +226,7 @@ def locomo_expansion(work: Path) -> dict[str, Any] | None:
                 budget = search(store, q.question, project=q.conv, limit=60,
                                 max_tokens=locomo.BUDGETS[-1], mode="hybrid",
                                 cluster_expansion=on)
-                return locomo.Answer([db.chunk_dias.get(h.chunk_id, frozenset()) for h in ranked.results],
-                                     [db.chunk_dias.get(h.chunk_id, frozenset()) for h in budget.results],
-                                     budget.text)
+                return locomo.search_answer(db, ranked, budget)
 
             out[name] = locomo.score(questions, answer, turns, True, f"topics {name}")
     return out

@@ -1,7 +1,7 @@
 """The one time format causantic stores: `2026-02-01T03:40:03.827Z` (UTC, milliseconds),
 the format of Claude Code's transcripts, so stored times sort and compare as strings; and the
 one way to read a time back (`parse_iso`), from a user (`parse_when`) or from a question
-(`named_period`)."""
+(`named_period`, and `yearless_date` + `periods_back` for a date named without its year)."""
 
 from __future__ import annotations
 
@@ -10,13 +10,23 @@ from datetime import UTC, datetime, timedelta
 
 _MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august",
            "september", "october", "november", "december")
-_MONTH = (r"(january|february|march|april|may|june|july|august|september|october|november"
-          r"|december|jan|feb|mar|apr|jun|jul|aug|sept|sep|oct|nov|dec)\.?")
+_MONTH_NAMES = (r"january|february|march|april|may|june|july|august|september|october|november"
+                r"|december|jan|feb|mar|apr|jun|jul|aug|sept|sep|oct|nov|dec")
+_MONTH = rf"({_MONTH_NAMES})\.?"
 _DAY = r"(\d{1,2})(?:st|nd|rd|th)?"
 #: A date a question names, with its year: `3 June, 2023`, `June 3rd, 2023`, `June 2023`,
 #: `2023-06-03`.
 _NAMED = re.compile(rf"\b(?:{_DAY} (?:of )?{_MONTH},? (\d{{4}})|{_MONTH} {_DAY},? (\d{{4}})"
                     rf"|{_MONTH},? (\d{{4}})|(\d{{4}})-(\d{{2}})-(\d{{2}}))\b", re.I)
+#: A date a question names without its year: `3 June`, `the 3rd of June`, `June 3rd`, and a
+#: month only after "in" or "during" (`in June`, `in early June`: "may" alone is a verb).
+_YEARLESS = re.compile(rf"\b(?:{_DAY} (?:of )?{_MONTH}|{_MONTH} {_DAY}"
+                       rf"|(?:in|during) (?:(?:early|mid|late)[- ])?({_MONTH_NAMES}))\b"
+                       r"(?!,? ?\d)", re.I)
+
+
+#: How many years back a date without its year is looked for (`periods_back`).
+YEARS_BACK = 30
 
 
 def iso_utc(when: datetime) -> str:
@@ -86,8 +96,48 @@ def named_period(text: str) -> tuple[str, str] | None:
     return None
 
 
+def yearless_date(text: str) -> tuple[int, int | None] | None:
+    """The month and day (None for a whole month) of the first date `text` names without a
+    year ("on 3 June", "June 3rd" -> (6, 3); "in June", "in early June" -> (6, None)), or
+    None; a date with its year is `named_period`'s."""
+    for m in _YEARLESS.finditer(text):
+        month, day = (m[2], m[1]) if m[1] else (m[3], m[4]) if m[3] else (m[5], None)
+        number = _month(month)
+        if day is None:
+            return number, None
+        if 1 <= int(day) <= (29 if number == 2 else 30 if number in (4, 6, 9, 11) else 31):
+            return number, int(day)
+    return None
+
+
+def periods_back(month: int, day: int | None, newest: str, oldest: str) -> list[tuple[str, str]]:
+    """The periods (`named_period`'s form) a yearless date can mean, newest first: that day
+    or month in each year from the one holding the stored time `newest` back to `oldest`'s,
+    those that start after `newest` left out (a date that did not come yet); at most
+    `YEARS_BACK` years, none when a stored time is not one."""
+    try:
+        last, first = int(newest[:4]), int(oldest[:4])
+    except ValueError:
+        return []
+    periods = []
+    for year in range(last, max(first, last - YEARS_BACK + 1) - 1, -1):
+        try:
+            start = datetime(year, month, day or 1, tzinfo=UTC)
+        except ValueError:  # 29 February of a common year
+            continue
+        end = (start + timedelta(days=1) if day else
+               start.replace(year=year + month // 12, month=month % 12 + 1))
+        if iso_utc(start) <= newest:
+            periods.append((iso_utc(start), iso_utc(end)))
+    return periods
+
+
+def _month(name: str) -> int:
+    """A month's number from its English name or abbreviation."""
+    return next(i for i, full in enumerate(_MONTHS, 1) if full.startswith(name.lower()[:3]))
+
+
 def _day(year: str, month: str, day: str) -> datetime:
     """A UTC midnight from a year, a month (its number or an English name) and a day."""
-    number = int(month) if month.isdigit() else next(
-        i for i, name in enumerate(_MONTHS, 1) if name.startswith(month.lower()[:3]))
+    number = int(month) if month.isdigit() else _month(month)
     return datetime(int(year), number, int(day), tzinfo=UTC)

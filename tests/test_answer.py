@@ -331,3 +331,28 @@ def test_a_question_naming_a_date_is_answered_from_that_day_first(tmp_path: Path
         # The other day's chunks still answer, after the named day's.
         days = [h.start_time[:10] for h in dated.results]
         assert "2026-03-20" in days and days == sorted(days), mode
+
+
+def test_a_date_named_without_its_year_is_the_latest_such_day_with_chats(tmp_path: Path,
+                                                                         private_home: Path):
+    """"on 2 March" is 2 March 2026 when both 2025 and 2026 held chats that day: the latest
+    year, not the first; "in March" is March 2026 (a year without chats then is skipped)."""
+    db = tmp_path / "memory.db"
+    folder = tmp_path / "projects" / "-chat-demo"
+    _chat_session(folder, [("Caroline", "Camping with the kids at the lake again? It rained."),
+                           ("Melanie", "The lake was cold, the kids were camping in the rain.")],
+                  "2025-03-02")
+    _chat_session(folder, CHAT, "2026-03-02")
+    _chat_session(folder, [("Caroline", "We went camping again, camping by the lake with the kids, "
+                                        "the best camping trip yet."),
+                           ("Melanie", "Camping with kids by the lake is the best!")], "2026-04-20")
+    ingest(db, tmp_path / "projects")
+    with open_store(db, readonly=True) as store:
+        for when in ("on 2 March", "on March 2nd", "in March", "in early March"):
+            dated = search(store, f"camping with the kids at the lake {when}", max_tokens=2000,
+                           mode="keyword")
+            assert dated.results[0].start_time.startswith("2026-03-02"), when
+        # No chats on 5 March in any year: no period, the words decide.
+        plain = search(store, "camping with the kids at the lake on 5 March", max_tokens=2000,
+                       mode="keyword")
+        assert not plain.results[0].start_time.startswith("2026-03-02")

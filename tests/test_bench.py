@@ -191,20 +191,23 @@ def test_locomo_sessions_become_transcripts_whose_chunks_map_back_to_every_turn(
 
 def test_locomo_scoring_counts_all_evidence_and_budgets(locomo_tiny):
     """A method returning exactly the evidence scores 100 %; one returning a wrong turn, 0 %."""
-    from bench.locomo import Answer, score
+    from bench.locomo import Answer, score, session_uuid
 
     convs, questions, _ = locomo_tiny
     turns = {f"{t.conv}/{t.dia_id}": t for c in convs for _, ts in c.sessions for t in ts}
     multi = [q for q in questions if len(q.evidence) > 1] or questions
 
+    def block(k):  # the turn as its own result block, under its session
+        return session_uuid(turns[k].conv, turns[k].session), turns[k].text
+
     def perfect(q):
         keys = [f"{q.conv}/{e}" for e in q.evidence]
-        return Answer([frozenset([k]) for k in keys], [frozenset(keys)],
+        return Answer([frozenset([k]) for k in keys], [block(k) for k in keys],
                       "\n\n".join(turns[k].text for k in keys))
 
     def half(q):  # only the first evidence turn: multi-evidence questions must fail
         k = f"{q.conv}/{q.evidence[0]}"
-        return Answer([frozenset([k])], [frozenset([k])], turns[k].text)
+        return Answer([frozenset([k])], [block(k)], turns[k].text)
 
     good = score(questions, perfect, turns, ranked=True)["all"]
     assert good["@5"] == good["@10"] == good["1k"] == good["2k"] == 100.0
@@ -215,16 +218,33 @@ def test_locomo_scoring_counts_all_evidence_and_budgets(locomo_tiny):
     def cut(q):  # the right chunk, but its text is beyond the first 1,000 tokens
         keys = [f"{q.conv}/{e}" for e in q.evidence]
         text = "x" * 4000 + "\n" + "\n".join(turns[k].text for k in keys)
-        return Answer([frozenset(keys)], [frozenset(keys)], text)
+        return Answer([frozenset(keys)], [block(k) for k in keys], text)
 
     late = score(questions, cut, turns, ranked=False)["all"]
     assert late["1k"] == 0.0 and late["2k"] == 100.0 and "@5" not in late
+
+    # The evidence inside one result block of its session counts, whichever chunk matched (an
+    # answer unit shows the messages around its match); the same words under another session
+    # do not.
+    def unit(q, session=None):
+        keys = [f"{q.conv}/{e}" for e in q.evidence]
+        texts = "\n\n".join(turns[k].text for k in keys)
+        sessions = {block(k)[0] for k in keys}
+        return Answer([], [(session or s, "[User]\nhi\n\n" + texts) for s in sessions],
+                      "[User]\nhi\n\n" + texts)
+
+    same = [q for q in questions if len({turns[f"{q.conv}/{e}"].session for e in q.evidence}) == 1]
+    assert score(same, unit, turns, ranked=False)["all"]["2k"] == 100.0
+    other = score(same, lambda q: unit(q, "9f8e7d6c-0000-4000-8000-000000000000"), turns,
+                  ranked=False)["all"]
+    assert other["2k"] == 0.0
 
 
 def test_answers_locomo_slice_counts_a_turn_shown_in_a_block_of_its_session():
     """The slice's rule is ev@2k's: the turn's text inside a result block of its session,
     whichever chunk that block's match was (an answer unit shows the messages around it)."""
-    from bench.answers import blocks, norm, turn_shown
+    from bench.answers import blocks, norm
+    from bench.locomo import turn_shown
 
     turn, session = "Caroline: A visit to the community center.", "1a2b3c4d-0000-4000-8000-000000000000"
     text = ("Found 2 results for \"q\" (90 tokens):\n\n"

@@ -8,7 +8,15 @@ from datetime import UTC, datetime
 import pytest
 
 from causantic.retrieval.render import SHORTENED, Answer, Hit, cap
-from causantic.timestamps import days_ago, iso_utc, named_period, parse_iso, parse_when
+from causantic.timestamps import (
+    days_ago,
+    iso_utc,
+    named_period,
+    parse_iso,
+    parse_when,
+    periods_back,
+    yearless_date,
+)
 from causantic.tokens import (
     approx_tokens,
     char_limit,
@@ -88,6 +96,42 @@ def test_a_date_named_in_a_question_is_the_day_or_month_it_covers(question, peri
                                       "we may ship 2024 builds", "marching band 2023", "on March 3"])
 def test_a_question_without_a_dated_day_or_month_names_no_period(question):
     assert named_period(question) is None
+
+
+@pytest.mark.parametrize(("question", "named"), [
+    ("What did John do on 3 June?", (6, 3)),
+    ("what did we fix on March 3", (3, 3)),
+    ("the 13th of Oct.", (10, 13)),
+    ("When did Melanie go camping in June?", (6, None)),
+    ("the big PR review in early January", (1, None)),
+    ("what broke in mid-May", (5, None)),
+    ("on 29 February", (2, 29)),
+])
+def test_a_date_named_without_its_year_is_its_month_and_day(question, named):
+    assert yearless_date(question) == named
+
+
+@pytest.mark.parametrize("question", ["we may ship it", "what did the mayor say", "on 3 June, 2023",
+                                      "in June 2023", "on 31 June", "a marching band",
+                                      "June 2023 release", "in 2023"])
+def test_a_question_without_a_yearless_date_names_none(question):
+    assert yearless_date(question) is None
+
+
+def test_a_yearless_date_means_that_day_in_each_year_back_from_the_newest_chunk():
+    day = [(f"{y}-06-03T00:00:00.000Z", f"{y}-06-04T00:00:00.000Z") for y in (2025, 2024)]
+    # 3 June 2026 has not come yet on 1 June 2026.
+    assert periods_back(6, 3, newest="2026-06-01T09:00:00.000Z",
+                        oldest="2024-01-01T00:00:00.000Z") == day
+    assert periods_back(12, None, newest="2026-12-05T00:00:00.000Z",
+                        oldest="2026-01-01T00:00:00.000Z") == [
+        ("2026-12-01T00:00:00.000Z", "2027-01-01T00:00:00.000Z")]
+    assert periods_back(2, 29, newest="2026-05-01T00:00:00.000Z",
+                        oldest="2023-01-01T00:00:00.000Z") == [
+        ("2024-02-29T00:00:00.000Z", "2024-03-01T00:00:00.000Z")]
+    assert len(periods_back(1, 1, newest="2026-05-01T00:00:00.000Z",
+                            oldest="0001-01-01T00:00:00.000Z")) == 30  # YEARS_BACK
+    assert periods_back(1, 1, newest="2026-05-01T00:00:00.000Z", oldest="garbage") == []
 
 
 def test_days_ago_counts_back_from_the_given_moment():

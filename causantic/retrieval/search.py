@@ -3,8 +3,9 @@
 Modes: `keyword` (BM25 over FTS5), `vector` (KNN over chunk windows), `hybrid` (default: both
 lists fused by a weighted sum of their scaled scores, the keyword side weighing more when
 its best hit holds the query's rare terms, then MMR diversification with the stored vectors;
-see `fusion`). A question naming a date with its year ("on 3 June, 2023", "in August
-2023": `timestamps.named_period`) is answered from that day or month first: each list is
+see `fusion`). A question naming a date ("on 3 June, 2023", "in August 2023":
+`timestamps.named_period`; without its year, "on 3 June", "in June": the latest such day or
+month with chunks, `question_period`) is answered from that day or month first: each list is
 drawn `DATED_DEPTH` deep, candidates past its usual depth are kept only from that period, and
 the period's candidates rank before the others (each group in its usual order). Scores: BM25 (keyword), the best window's cosine (vector) or the fused score
 in [0, 1] (hybrid), scaled down in the vector modes for "thin" chunks such as a bare `/exit`
@@ -36,9 +37,10 @@ from causantic.retrieval import render
 from causantic.retrieval.fts import keyword_search, query_idf
 from causantic.retrieval.projects import resolve_project
 from causantic.retrieval.render import Answer, Hit
+from causantic.store import timeline
 from causantic.store.db import Store
 from causantic.store.hits import load_hits  # re-exported
-from causantic.timestamps import named_period
+from causantic.timestamps import named_period, periods_back, yearless_date
 from causantic.tokens import approx_tokens, char_limit
 
 MODES = ("keyword", "vector", "hybrid")
@@ -149,7 +151,7 @@ def search_with(
     if mode not in MODES:
         raise UsageError(f"unknown search mode {mode!r}; use one of {', '.join(MODES)}")
     project = resolve_project(store.conn, project)
-    period = named_period(query)
+    period = question_period(store.conn, query, project)
     pool = max(50, reach * 5, DATED_DEPTH if period else 0)
     # Keyword-only answers need just enough spare candidates to replace duplicates;
     # fetching (and reading the text of) 50 rows was a third of its time at 100k chunks.
@@ -306,6 +308,23 @@ def _situations(conn: apsw.Connection, hits: list[Hit], query: str | None) -> li
     from causantic.retrieval.answer import behind_summaries
 
     return behind_summaries(conn, hits, query)
+
+
+def question_period(conn: apsw.Connection, query: str, project: str | None
+                    ) -> tuple[str, str] | None:
+    """The day or month a question names (``[start, end)`` stored times), or None. With its
+    year, `named_period`'s; without ("on 3 June", "in June": `yearless_date`), the latest
+    such day or month, no later than the newest stored chunk, in which the searched project
+    has chunks (None when no year has any)."""
+    period = named_period(query)
+    named = None if period else yearless_date(query)
+    if named is None:
+        return period
+    span = timeline.start_range(conn, project)
+    if span is None:
+        return None
+    return timeline.first_holding(conn, periods_back(*named, newest=span[1], oldest=span[0]),
+                                  project)
 
 
 def _within(hit: Hit, period: tuple[str, str] | None) -> bool:

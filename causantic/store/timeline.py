@@ -49,6 +49,31 @@ def session_start(conn: apsw.Connection, session_id: str | None) -> str | None:
     ).get  # an aggregate: one value
 
 
+def start_range(conn: apsw.Connection, project: str | None) -> tuple[str, str] | None:
+    """The oldest and newest chunk start times of `project` (of every project when None),
+    or None when it has no chunks. Two index lookups (one aggregate each, so SQLite reads
+    one end of the time index)."""
+    where, args = ("WHERE project = ?", (project,)) if project else ("", ())
+    row: tuple = conn.execute(  # scalar subqueries: always one row
+        f"SELECT (SELECT min(start_time) FROM chunks {where}),"
+        f" (SELECT max(start_time) FROM chunks {where})", args * 2).fetchone() or (None, None)
+    return None if row[0] is None else (row[0], row[1])
+
+
+def first_holding(conn: apsw.Connection, periods: list[tuple[str, str]], project: str | None
+                  ) -> tuple[str, str] | None:
+    """The first of `periods` (``[start, end)`` stored times) in which a chunk of `project`
+    (of any project when None) starts, or None; one index lookup per period tried."""
+    sql = "SELECT 1 FROM chunks WHERE start_time >= ? AND start_time < ?"
+    if project:
+        sql += " AND project = ?"
+    for start, end in periods:
+        if conn.execute(sql + " LIMIT 1", (start, end, project) if project else (start, end)
+                        ).fetchone():
+            return start, end
+    return None
+
+
 def latest_session_before(conn: apsw.Connection, project: str, other_than: str,
                           started_before: str | None) -> str | None:
     """The session of `project` (not `other_than`) with the latest chunk starting before
