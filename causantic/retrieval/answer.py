@@ -267,11 +267,7 @@ def extract(turn: Sequence[tuple[str, str]], anchor: str, terms: Sequence[str],
         for j, block in enumerate(blocks_of(text)):
             if block.startswith("[Assistant"):
                 cands.append((pos, j, block))
-    prompt = ""
-    if at > 0 and before:
-        first = blocks_of(turn[0][1])[0]
-        if first.startswith("[User"):
-            prompt = _head_cut(first, PROMPT_CHARS, ())
+    prompt = prompt_of(turn) if at > 0 and before else ""
     room = limit - len(head) - len(prompt)
     chosen: dict[tuple[int, int], str] = {}
     if cands and room > 200:
@@ -292,6 +288,13 @@ def extract(turn: Sequence[tuple[str, str]], anchor: str, terms: Sequence[str],
     parts = ([prompt] if prompt else []) + [chosen[k] for k in sorted(chosen) if k[0] < at]
     parts += [head] + [chosen[k] for k in sorted(chosen) if k[0] > at]
     return _GAP.join(parts)
+
+
+def prompt_of(turn: Sequence[tuple[str, str]], limit: int = PROMPT_CHARS) -> str:
+    """A turn's prompt (its first chunk's user message), cut to `limit` characters; "" when
+    the turn does not start with one (a sub-agent's or a resumed stream's first turn)."""
+    first = blocks_of(turn[0][1])[0] if turn else ""
+    return _head_cut(first, limit, ()) if first.startswith("[User") else ""
 
 
 def last_said(texts: Sequence[str]) -> str | None:
@@ -384,7 +387,8 @@ def asks_outcome(query: str) -> bool:
     return not follows(query) and bool(_OUTCOME_RE.search(query))
 
 
-def fill(conn: apsw.Connection, hits: Sequence[Hit], query: str, room: int) -> list[Hit]:
+def fill(conn: apsw.Connection, hits: Sequence[Hit], query: str, room: int,
+         follow: bool = True) -> list[Hit]:
     """Search's results: the hits as answer units, one result per turn, in rank order.
 
     A later match inside a turn that already heads a result is part of that answer: its
@@ -393,7 +397,8 @@ def fill(conn: apsw.Connection, hits: Sequence[Hit], query: str, room: int) -> l
     batches, in rank order, until `room` characters are filled (each costs a turn query and
     compaction: only what can be shown is built). A "what came next" or "what came out of"
     query's first unit also shows the next or last turn of its stream, and the best units of
-    a conversation the messages around them (`units`).
+    a conversation the messages around them (`units`); ``follow=False`` leaves the next or
+    last turn out (reconstruct shows the session's ending itself).
     """
     out: list[Hit] = []
     seen: set[tuple[str, str, int]] = set()
@@ -402,7 +407,7 @@ def fill(conn: apsw.Connection, hits: Sequence[Hit], query: str, room: int) -> l
     for i in range(0, len(hits), _FILL_BATCH):
         part = hits[i: i + _FILL_BATCH]
         where = positions(conn, [h.chunk_id for h in part])
-        for h, text in units(conn, part, query, seen=seen, follow=True, where=where,
+        for h, text in units(conn, part, query, seen=seen, follow=follow, where=where,
                              context=CONTEXT_UNITS):
             key = where[h.chunk_id][:3] if h.chunk_id in where else None
             j = heads.get(key) if key is not None else None
@@ -511,7 +516,7 @@ def units(conn: apsw.Connection, hits: Sequence[Hit], query: str,
                               terms)
         following = by_turn.get(then) if then is not None and shows_then else None
         if then is not None and following:
-            after = (_ending(following, terms) if title == _ENDED
+            after = (ending(following, terms) if title == _ENDED
                      else extract(following, following[0][0], terms, FOLLOW_CHARS))
             text += f"\n\n[… {title}]\n\n{after}"
             seen.add(then)
@@ -519,13 +524,14 @@ def units(conn: apsw.Connection, hits: Sequence[Hit], query: str,
     return out
 
 
-def _ending(turn: Sequence[tuple[str, str]], terms: Sequence[str]) -> str:
-    """How a stream ended: its last turn's last assistant message, cut to `OUTCOME_CHARS`
+def ending(turn: Sequence[tuple[str, str]], terms: Sequence[str],
+           limit: int = OUTCOME_CHARS) -> str:
+    """How a stream ended: its last turn's last assistant message, cut to `limit` characters
     (the whole last turn, compacted, when it has no assistant message)."""
     said = last_said([text for _, text in turn])
     if said is not None:
-        return _head_cut(said, OUTCOME_CHARS, terms)
-    return extract(turn, turn[-1][0], terms, OUTCOME_CHARS)
+        return _head_cut(said, limit, terms)
+    return extract(turn, turn[-1][0], terms, limit)
 
 
 def _then(conn: apsw.Connection, first: tuple[str, str, int], query: str
