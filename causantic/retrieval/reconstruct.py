@@ -63,6 +63,8 @@ ENDING_SHARE = 0.2
 ABOUT_DEPTH = 20
 _ABOUT_MODE = "about"
 _GAP = "\n\n[…]\n\n"
+#: What a part adds to its text: its title line and the gap before it, about.
+_PART_CHARS = 60
 _MIN_SHORTENED = 210  # do not show less than ~60 tokens of a chunk
 _TODO_MARKS = {"completed": "x", "in_progress": "~"}
 
@@ -511,9 +513,14 @@ def _about(db: apsw.Connection | Store, sel: _Selection, query: str, limit: int,
     head = _about_header(conn, sel.project, sid, query, found.notice)
     opening = _opening(conn, sid, int(limit * OPENING_SHARE))
     end_key, ending = _ending(conn, sid, terms, int(limit * ENDING_SHARE))
-    room = limit - len(head) - len(opening[1]) - len(ending) - 200
-    units = answer.fill(conn, matches, query, max(room, 0), follow=False)
-    shown, truncated = _fit_units(units, room)
+    units = answer.fill(conn, matches, query, limit, follow=False)
+    # The opening or the ending may already be inside a matching turn's unit: then its room
+    # goes to the matches (a second fit, string work only but for one rebuilt unit).
+    room = limit - len(head) - len(opening[1]) - len(ending) - 3 * _PART_CHARS
+    shown, truncated = _fit_units(conn, units, room, terms)
+    held = [p for p in (opening[1], ending) if p and any(_holds(h.text, p) for h in shown)]
+    if held:
+        shown, truncated = _fit_units(conn, units, room + sum(map(len, held)), terms)
     where = answer.positions(conn, [h.chunk_id for h in shown])
     # (when, turn, title, text): the opening first, the ending last, matches by time
     parts: list[tuple[str, tuple[str, str, int], str, str]] = []
@@ -599,20 +606,28 @@ def _ending(conn: apsw.Connection, sid: str, terms: Sequence[str], room: int
     return key, render.cap(answer.ending(turn, terms, room), room) if turn else ""
 
 
-def _fit_units(units: list[Hit], room: int) -> tuple[list[Hit], bool]:
-    """The units, best first, while they fit `room` characters; the first that does not is
-    shortened when enough room is left, and the rest are left out."""
+def _fit_units(conn: apsw.Connection, units: list[Hit], room: int, terms: Sequence[str]
+               ) -> tuple[list[Hit], bool]:
+    """The units, best first, while they fit `room` characters. The first that does not is
+    built again for the room left (`answer.extract`: the match, its turn's conclusion first,
+    then what else fits) when that is enough for a useful unit; the rest are left out."""
+    # deferred: see _about
+    from causantic.retrieval import answer
+
     shown: list[Hit] = []
     used = 0
     for h in units:
-        cost = len(h.text) + 60
+        cost = len(h.text) + _PART_CHARS
         if used + cost <= room:
             shown.append(h)
             used += cost
             continue
-        left = room - used - 60
+        left = room - used - _PART_CHARS
         if left >= 3 * _MIN_SHORTENED:
-            shown.append(h.replace(text=render.shorten(h.text, left)))
+            pos = answer.positions(conn, [h.chunk_id]).get(h.chunk_id)
+            turn = answer.turns(conn, [pos[:3]]).get(pos[:3], []) if pos else []
+            text = answer.extract(turn, h.chunk_id, terms, left) or h.text
+            shown.append(h.replace(text=render.shorten(text, left)))
         return shown, True
     return shown, False
 
