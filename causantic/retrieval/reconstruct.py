@@ -57,10 +57,10 @@ if TYPE_CHECKING:
 
 MODES = ("timeline", "briefing")
 #: With a question: the most of the budget the opening prompt(s) and the ending may take ...
-OPENING_SHARE = 0.15
-ENDING_SHARE = 0.2
+OPENING_SHARE = 0.1
+ENDING_SHARE = 0.1
 #: ... and how deep search's list is read for the matches inside the chosen session.
-ABOUT_DEPTH = 20
+ABOUT_DEPTH = 40
 _ABOUT_MODE = "about"
 _GAP = "\n\n[…]\n\n"
 #: What a part adds to its text: its title line and the gap before it, about.
@@ -638,6 +638,19 @@ def _holds(unit: str, part: str) -> bool:
     return bool(lines) and lines[0][:120] in unit
 
 
+def _gap(before: tuple[str, str, int], key: tuple[str, str, int]) -> str:
+    """What stands between two parts: nothing for the same or the next turn of a stream,
+    else a `[…]` line that counts the main stream's turns left out."""
+    if key[:2] != before[:2] or before[2] < 0 or key[2] < 0:
+        return _GAP
+    skipped = key[2] - before[2] - 1
+    if skipped <= 0:
+        return "\n\n"
+    if key[1]:
+        return _GAP
+    return f"\n\n[… {skipped} turn{'s' if skipped != 1 else ''} left out]\n\n"
+
+
 def _in_order(parts: list[tuple[str, tuple[str, str, int], str, str]]) -> str:
     """(when, turn, title, text) parts in time order, `[…]` between parts that are not the
     same or consecutive turns of one stream."""
@@ -645,8 +658,7 @@ def _in_order(parts: list[tuple[str, tuple[str, str, int], str, str]]) -> str:
     before: tuple[str, str, int] | None = None
     for _, key, title, text in sorted(parts, key=lambda p: p[0]):
         if before is not None:
-            near = key[:2] == before[:2] and key[2] - before[2] in (0, 1)
-            out.append("\n\n" if near else _GAP)
+            out.append(_gap(before, key))
         out.append(f"## {title}\n{text}")
         before = key
     return "".join(out)
