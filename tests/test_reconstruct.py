@@ -249,6 +249,17 @@ def test_a_question_shows_how_the_session_started_the_matching_turn_and_how_it_e
     assert approx_tokens(text) <= 2000
 
 
+def test_an_outcome_question_shows_the_sessions_end_once_and_last(shared_db: Path):
+    """Search's answer units add a stream's end after the best match for "what came out
+    of" questions; reconstruct shows the main stream's end itself, after every match."""
+    conn = _conn(shared_db)
+    result = reconstruct(conn, "cli", query=f"what came out of {ENDED_AT}", max_tokens=3000)
+    _, last = _first_and_last_said(conn, "062a8bdd")
+    text = result.text
+    assert text.count(last[:80]) == 1 and "[… how it ended]" not in text
+    assert text.rindex("## Matching turn") < text.index("## How it ended") < text.index(last[:80])
+
+
 @pytest.mark.parametrize("max_tokens", [250, 600, 1200, 3000, 8000])
 def test_a_question_answer_stays_within_its_budget(shared_db: Path, max_tokens: int):
     conn = _conn(shared_db)

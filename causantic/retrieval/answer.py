@@ -427,6 +427,17 @@ def fill(conn: apsw.Connection, hits: Sequence[Hit], query: str, room: int,
     return out
 
 
+def cut_ending(unit: str) -> str:
+    """A unit without the stream ending `units` showed after it (``[… how it ended]`` and
+    what follows), for a caller that shows the ending itself; other units are unchanged."""
+    return unit.split(f"\n\n[… {_ENDED}]\n\n", 1)[0]
+
+
+def shows_next_turn(unit: str) -> bool:
+    """Whether `units` showed the next turn of its stream after this unit's own turn."""
+    return f"\n\n[… {_NEXT_TURN}]\n\n" in unit
+
+
 def _joined(unit: str, extra: str) -> str:
     """`extra` added to its turn's part of `unit` (before a next turn or ending shown after it)."""
     at = _AFTER_RE.search(unit)

@@ -56,16 +56,20 @@ if TYPE_CHECKING:
     from causantic.store.db import Store
 
 MODES = ("timeline", "briefing")
+_MIN_SHORTENED = 210  # do not show less than ~60 tokens of a chunk
 #: With a question: the most of the budget the opening prompt(s) and the ending may take ...
 OPENING_SHARE = 0.1
 ENDING_SHARE = 0.1
 #: ... and how deep search's list is read for the matches inside the chosen session.
 ABOUT_DEPTH = 40
 _ABOUT_MODE = "about"
+#: A part of an answer about a question: (when, its first turn, its last turn, title, text).
+_Part = tuple[str, tuple[str, str, int], tuple[str, str, int], str, str]
+#: The least room (characters) a unit that does not fit whole is rebuilt for; less is left out.
+_REBUILD_MIN = 3 * _MIN_SHORTENED
 _GAP = "\n\n[…]\n\n"
 #: What a part adds to its text: its title line and the gap before it, about.
 _PART_CHARS = 60
-_MIN_SHORTENED = 210  # do not show less than ~60 tokens of a chunk
 _TODO_MARKS = {"completed": "x", "in_progress": "~"}
 
 
@@ -513,7 +517,10 @@ def _about(db: apsw.Connection | Store, sel: _Selection, query: str, limit: int,
     head = _about_header(conn, sel.project, sid, query, found.notice)
     opening = _opening(conn, sid, int(limit * OPENING_SHARE))
     end_key, ending = _ending(conn, sid, terms, int(limit * ENDING_SHARE))
-    units = answer.fill(conn, matches, query, limit, follow=False)
+    # The best match shows what came next when the question asks so, and a sub-agent's best
+    # match how that sub-agent ended (its report); the main stream's end is shown last.
+    units = [h.replace(text=answer.cut_ending(h.text)) if not h.agent_id else h
+             for h in answer.fill(conn, matches, query, limit)]
     # The opening or the ending may already be inside a matching turn's unit: then its room
     # goes to the matches (a second fit, string work only but for one rebuilt unit).
     room = limit - len(head) - len(opening[1]) - len(ending) - 3 * _PART_CHARS
@@ -522,17 +529,19 @@ def _about(db: apsw.Connection | Store, sel: _Selection, query: str, limit: int,
     if held:
         shown, truncated = _fit_units(conn, units, room + sum(map(len, held)), terms)
     where = answer.positions(conn, [h.chunk_id for h in shown])
-    # (when, turn, title, text): the opening first, the ending last, matches by time
-    parts: list[tuple[str, tuple[str, str, int], str, str]] = []
+    # The opening first, the ending last, the matches by time.
+    parts: list[_Part] = []
     if opening[1] and not any(_holds(h.text, opening[1]) for h in shown):
-        parts.append(("", opening[0], "How it started", opening[1]))
+        parts.append(("", opening[0], opening[0], "How it started", opening[1]))
     for h in shown:
         pos = where.get(h.chunk_id)
         key = (pos[0], pos[1], pos[2]) if pos else (h.session_id, h.agent_id, -9)
+        last = (key[0], key[1], key[2] + 1) if answer.shows_next_turn(h.text) else key
         title = "Matching turn" + (f" (sub-agent {h.agent_id})" if h.agent_id else "")
-        parts.append((h.start_time, key, f"{title}, {short_time(h.start_time)} UTC", h.text))
+        parts.append((h.start_time, key, last, f"{title}, {short_time(h.start_time)} UTC",
+                      h.text))
     if ending and not any(_holds(h.text, ending) for h in shown):
-        parts.append(("\uffff", end_key, "How it ended", ending))
+        parts.append(("\uffff", end_key, end_key, "How it ended", ending))
     body = _in_order(parts)
     if not shown:
         body = "(No turn of this session matches the question; its start and end:)\n\n" + body
@@ -623,7 +632,7 @@ def _fit_units(conn: apsw.Connection, units: list[Hit], room: int, terms: Sequen
             used += cost
             continue
         left = room - used - _PART_CHARS
-        if left >= 3 * _MIN_SHORTENED:
+        if left >= _REBUILD_MIN:
             pos = answer.positions(conn, [h.chunk_id]).get(h.chunk_id)
             turn = answer.turns(conn, [pos[:3]]).get(pos[:3], []) if pos else []
             text = answer.extract(turn, h.chunk_id, terms, left) or h.text
@@ -651,16 +660,16 @@ def _gap(before: tuple[str, str, int], key: tuple[str, str, int]) -> str:
     return f"\n\n[… {skipped} turn{'s' if skipped != 1 else ''} left out]\n\n"
 
 
-def _in_order(parts: list[tuple[str, tuple[str, str, int], str, str]]) -> str:
-    """(when, turn, title, text) parts in time order, `[…]` between parts that are not the
-    same or consecutive turns of one stream."""
+def _in_order(parts: list[_Part]) -> str:
+    """The parts in time order, `[…]` between parts that are not the same or consecutive
+    turns of one stream (`_gap`)."""
     out: list[str] = []
     before: tuple[str, str, int] | None = None
-    for _, key, title, text in sorted(parts, key=lambda p: p[0]):
+    for _, first, last, title, text in sorted(parts, key=lambda p: p[0]):
         if before is not None:
-            out.append(_gap(before, key))
+            out.append(_gap(before, first))
         out.append(f"## {title}\n{text}")
-        before = key
+        before = last
     return "".join(out)
 
 
