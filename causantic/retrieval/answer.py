@@ -387,8 +387,7 @@ def asks_outcome(query: str) -> bool:
     return not follows(query) and bool(_OUTCOME_RE.search(query))
 
 
-def fill(conn: apsw.Connection, hits: Sequence[Hit], query: str, room: int,
-         follow: bool = True) -> list[Hit]:
+def fill(conn: apsw.Connection, hits: Sequence[Hit], query: str, room: int) -> list[Hit]:
     """Search's results: the hits as answer units, one result per turn, in rank order.
 
     A later match inside a turn that already heads a result is part of that answer: its
@@ -397,8 +396,7 @@ def fill(conn: apsw.Connection, hits: Sequence[Hit], query: str, room: int,
     batches, in rank order, until `room` characters are filled (each costs a turn query and
     compaction: only what can be shown is built). A "what came next" or "what came out of"
     query's first unit also shows the next or last turn of its stream, and the best units of
-    a conversation the messages around them (`units`); ``follow=False`` leaves the next or
-    last turn out (reconstruct shows the session's ending itself).
+    a conversation the messages around them (`units`).
     """
     out: list[Hit] = []
     seen: set[tuple[str, str, int]] = set()
@@ -407,7 +405,7 @@ def fill(conn: apsw.Connection, hits: Sequence[Hit], query: str, room: int,
     for i in range(0, len(hits), _FILL_BATCH):
         part = hits[i: i + _FILL_BATCH]
         where = positions(conn, [h.chunk_id for h in part])
-        for h, text in units(conn, part, query, seen=seen, follow=follow, where=where,
+        for h, text in units(conn, part, query, seen=seen, follow=True, where=where,
                              context=CONTEXT_UNITS):
             key = where[h.chunk_id][:3] if h.chunk_id in where else None
             j = heads.get(key) if key is not None else None
