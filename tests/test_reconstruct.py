@@ -236,7 +236,7 @@ def test_a_question_shows_how_the_session_started_the_matching_turn_and_how_it_e
     assert result.mode == "about" and result.query == ENDED_AT
     assert result.sessions is not None and result.sessions[0].startswith("062a8bdd")
     assert "# Session 062a8bdd of project cli (2026-02-02 23:59 – 2026-02-03 03:00 UTC, " \
-           "branch alex/mark-sessions-as-closed)" in text
+           f'branch alex/mark-sessions-as-closed): "{ENDED_AT}", where it matches best' in text
     started, matched, ended = (text.index(t) for t in
                                ("## How it started", "## Matching turn", "## How it ended"))
     assert started < matched < ended
@@ -275,6 +275,7 @@ def test_a_question_about_a_given_session_answers_from_that_session(shared_db: P
     result = reconstruct(conn, "cli", query="PR 343 comparison Stefan", session="c010174c")
     assert result.sessions is not None and result.sessions[0].startswith("c010174c")
     assert "## Matching turn" in result.text and "#343" in result.text
+    assert '"PR 343 comparison Stefan", as asked' in result.text
     assert {h.session_id[:8] for h in result.results} == {"c010174c"}
     # The best match is elsewhere: this session's start and end are still shown, and said so.
     other = reconstruct(conn, "cli", query=ENDED_AT, session="c010174c")

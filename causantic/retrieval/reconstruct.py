@@ -514,7 +514,7 @@ def _about(db: apsw.Connection | Store, sel: _Selection, query: str, limit: int,
         return _result(query, _ABOUT_MODE, [], render.cap(text, limit), started)
     matches = [h for h in hits if h.session_id == sid]
     terms = answer.terms_of(query)
-    head = _about_header(conn, sel.project, sid, query, found.notice)
+    head = _about_header(conn, sel.project, sid, query, found.notice, chosen=not sel.session)
     opening = _opening(conn, sid, int(limit * OPENING_SHARE))
     end_key, ending = _ending(conn, sid, terms, int(limit * ENDING_SHARE))
     # The best match shows what came next when the question asks so, and a sub-agent's best
@@ -564,13 +564,16 @@ def _in_range(hit: Hit, sel: _Selection) -> bool:
 
 
 def _about_header(conn: apsw.Connection, project: str, sid: str, query: str,
-                  notice: str | None) -> str:
+                  notice: str | None, chosen: bool) -> str:
+    """The answer's title: the session, and why it is the one (`chosen`: search's best match
+    is in it; else it was named)."""
     first, last, branch, title = timeline.session_span(conn, sid)
     span = f"{short_time(first or '')} – {_same_day(first, last)} UTC"
     extra = f", branch {branch}" if branch else ""
     named = f"\nTitle: {clip_line(title, 160)}" if title else ""
-    head = (f'# Session {sid[:8]} of project {project} ({span}{extra}), where '
-            f'"{render.quote_query(query)}" matches best{named}')
+    why = "where it matches best" if chosen else "as asked"
+    head = (f'# Session {sid[:8]} of project {project} ({span}{extra}): '
+            f'"{render.quote_query(query)}", {why}{named}')
     return f"{notice}\n{head}" if notice else head
 
 
