@@ -20,7 +20,8 @@ redaction, every chunk embedded; `bench.search_quality.build_db`):
 * ``search/<mode>``, ``recall/<mode>``, ``predict/<mode>`` for mode in keyword, vector,
   hybrid (for recall/predict the mode is the seed search's);
 * ``reconstruct/<mode>``: what a user does for "what came out of the session where ...":
-  search in that mode, then ``reconstruct --session <best match's session> --mode briefing``;
+  ``reconstruct QUESTION --project <best match's project>`` (the session is that of its own
+  hybrid search's best match: the mode only picks the project and ranks ``strict@5``);
 * baselines over single conversation turns (one document per user prompt and everything
   until the next one, per stream): ``bm25-turns`` (Okapi BM25), ``minilm-turns`` (MiniLM,
   a turn scores its best 256-word-piece window, up to 16 windows), ``hybrid-turns``
@@ -234,11 +235,11 @@ def causantic_systems(store: Any, names: Sequence[str] | None = None) -> dict[st
                 empty = "No relevant memory found."
                 return Answer([], dict.fromkeys(BUDGETS, empty), dict.fromkeys(BUDGETS, 0))
             best = top.results[0]
-            out = {b: reconstruct(store.conn, best.project, mode="briefing",
-                                  session=best.session_id, max_tokens=b) for b in BUDGETS}
+            out = {b: reconstruct(store, best.project, query=q.query, max_tokens=b)
+                   for b in BUDGETS}
             return Answer(ranked_of(top.results), {b: r.text for b, r in out.items()},
                           {b: r.tokens for b, r in out.items()},
-                          dict.fromkeys(BUDGETS, best.session_id))
+                          {b: (r.sessions or (None,))[0] for b, r in out.items()})
         return run
 
     systems: dict[str, System] = {}

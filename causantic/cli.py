@@ -237,7 +237,7 @@ def cmd_reconstruct(args: argparse.Namespace, settings: Settings) -> int:
     with open_store(settings.db_path, readonly=True) as store:
         _project_here(args, store.conn)
         result = reconstruct(
-            store.conn, args.project, mode=args.mode, session=args.session,
+            store, args.project, query=args.query, mode=args.mode, session=args.session,
             previous_session=args.previous_session, current_session=args.current_session,
             days_back=args.days_back, start=args.start, end=args.end,
             max_tokens=args.max_tokens or settings.search.max_tokens, max_chars=args.max_chars,
@@ -615,9 +615,14 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--max-chars", type=_positive, help="hard cap on the answer's characters")
 
     p = command("reconstruct", cmd_reconstruct,
-                "What happened: a project's chunks in time order, or a briefing of its last "
-                "session for resuming work.",
-                "causantic reconstruct --project cli --previous-session --mode briefing")
+                "What happened: a project's chunks in time order, a briefing of its last "
+                "session for resuming work, or, given a question, the session it is about "
+                "(how it started, the matching turns, how it ended).",
+                'causantic reconstruct "the session where we cleaned up the streamed output" '
+                "--project napoli-matcha")
+    p.add_argument("query", nargs="?", metavar="QUESTION",
+                   help="what happened in the session where ...: answer it from the session of "
+                   "search's best match (or --session), ignoring --mode")
     p.add_argument("--project", help="the project (see list-projects; default: the current "
                    "folder's)")
     p.add_argument("--mode", choices=("timeline", "briefing"), default="timeline",

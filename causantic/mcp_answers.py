@@ -17,7 +17,7 @@ ANSWERS_JSON = r'''{
     "listChanged": false
    }
   },
-  "instructions": "Long-term memory of past Claude Code sessions on this machine (all projects), read from their transcripts. Pick the tool by the question: search = what do we know about X; recall = how did we solve or decide X (the story, in order); predict = what usually comes next after X; reconstruct = what happened recently or in session S. Results quote past sessions and may be stale: check them against the code before relying on them.",
+  "instructions": "Long-term memory of past Claude Code sessions on this machine (all projects), read from their transcripts. Pick the tool by the question: search = what do we know about X; recall = how did we solve or decide X (the story, in order); predict = what usually comes next after X; reconstruct = what happened recently, in session S or in the session where X. Results quote past sessions and may be stale: check them against the code before relying on them.",
   "protocolVersion": "2024-11-05",
   "serverInfo": {
    "name": "causantic",
@@ -37,7 +37,7 @@ ANSWERS_JSON = r'''{
     "listChanged": false
    }
   },
-  "instructions": "Long-term memory of past Claude Code sessions on this machine (all projects), read from their transcripts. Pick the tool by the question: search = what do we know about X; recall = how did we solve or decide X (the story, in order); predict = what usually comes next after X; reconstruct = what happened recently or in session S. Results quote past sessions and may be stale: check them against the code before relying on them.",
+  "instructions": "Long-term memory of past Claude Code sessions on this machine (all projects), read from their transcripts. Pick the tool by the question: search = what do we know about X; recall = how did we solve or decide X (the story, in order); predict = what usually comes next after X; reconstruct = what happened recently, in session S or in the session where X. Results quote past sessions and may be stale: check them against the code before relying on them.",
   "protocolVersion": "2025-03-26",
   "serverInfo": {
    "name": "causantic",
@@ -57,7 +57,7 @@ ANSWERS_JSON = r'''{
     "listChanged": false
    }
   },
-  "instructions": "Long-term memory of past Claude Code sessions on this machine (all projects), read from their transcripts. Pick the tool by the question: search = what do we know about X; recall = how did we solve or decide X (the story, in order); predict = what usually comes next after X; reconstruct = what happened recently or in session S. Results quote past sessions and may be stale: check them against the code before relying on them.",
+  "instructions": "Long-term memory of past Claude Code sessions on this machine (all projects), read from their transcripts. Pick the tool by the question: search = what do we know about X; recall = how did we solve or decide X (the story, in order); predict = what usually comes next after X; reconstruct = what happened recently, in session S or in the session where X. Results quote past sessions and may be stale: check them against the code before relying on them.",
   "protocolVersion": "2025-06-18",
   "serverInfo": {
    "name": "causantic",
@@ -77,7 +77,7 @@ ANSWERS_JSON = r'''{
     "listChanged": false
    }
   },
-  "instructions": "Long-term memory of past Claude Code sessions on this machine (all projects), read from their transcripts. Pick the tool by the question: search = what do we know about X; recall = how did we solve or decide X (the story, in order); predict = what usually comes next after X; reconstruct = what happened recently or in session S. Results quote past sessions and may be stale: check them against the code before relying on them.",
+  "instructions": "Long-term memory of past Claude Code sessions on this machine (all projects), read from their transcripts. Pick the tool by the question: search = what do we know about X; recall = how did we solve or decide X (the story, in order); predict = what usually comes next after X; reconstruct = what happened recently, in session S or in the session where X. Results quote past sessions and may be stale: check them against the code before relying on them.",
   "protocolVersion": "2025-11-25",
   "serverInfo": {
    "name": "causantic",
@@ -156,7 +156,7 @@ ANSWERS_JSON = r'''{
     "listChanged": true
    }
   },
-  "instructions": "Long-term memory of past Claude Code sessions on this machine (all projects), read from their transcripts. Pick the tool by the question: search = what do we know about X; recall = how did we solve or decide X (the story, in order); predict = what usually comes next after X; reconstruct = what happened recently or in session S. Results quote past sessions and may be stale: check them against the code before relying on them.",
+  "instructions": "Long-term memory of past Claude Code sessions on this machine (all projects), read from their transcripts. Pick the tool by the question: search = what do we know about X; recall = how did we solve or decide X (the story, in order); predict = what usually comes next after X; reconstruct = what happened recently, in session S or in the session where X. Results quote past sessions and may be stale: check them against the code before relying on them.",
   "resultType": "complete",
   "supportedVersions": [
    "2026-07-28"
@@ -399,7 +399,7 @@ ANSWERS_JSON = r'''{
      "openWorldHint": false,
      "readOnlyHint": true
     },
-    "description": "What happened recently or in session S, in time order: the tool for \"what did we do last time / yesterday / in that session\". mode=briefing gives the last session's state (branch, last request, open todos, errors, files) and its final steps, for resuming work.",
+    "description": "What happened recently or in session S, in time order: the tool for \"what did we do last time / yesterday / in that session\". mode=briefing gives the last session's state (branch, last request, open todos, errors, files) and its final steps, for resuming work. With query: what happened in the session where X.",
     "inputSchema": {
      "properties": {
       "current_session_id": {
@@ -479,6 +479,19 @@ ANSWERS_JSON = r'''{
        "minLength": 1,
        "title": "Project",
        "type": "string"
+      },
+      "query": {
+       "anyOf": [
+        {
+         "type": "string"
+        },
+        {
+         "type": "null"
+        }
+       ],
+       "default": null,
+       "description": "A question about a session (\"what came out of the session where we ...\"): answers it from the session of the best match (or session_id): how it started, the matching turns, how it ended. mode does not apply.",
+       "title": "Query"
       },
       "session_id": {
        "anyOf": [
@@ -1245,7 +1258,7 @@ ANSWERS_JSON = r'''{
      "openWorldHint": false,
      "readOnlyHint": true
     },
-    "description": "What happened recently or in session S, in time order: the tool for \"what did we do last time / yesterday / in that session\". mode=briefing gives the last session's state (branch, last request, open todos, errors, files) and its final steps, for resuming work.",
+    "description": "What happened recently or in session S, in time order: the tool for \"what did we do last time / yesterday / in that session\". mode=briefing gives the last session's state (branch, last request, open todos, errors, files) and its final steps, for resuming work. With query: what happened in the session where X.",
     "inputSchema": {
      "properties": {
       "current_session_id": {
@@ -1325,6 +1338,19 @@ ANSWERS_JSON = r'''{
        "minLength": 1,
        "title": "Project",
        "type": "string"
+      },
+      "query": {
+       "anyOf": [
+        {
+         "type": "string"
+        },
+        {
+         "type": "null"
+        }
+       ],
+       "default": null,
+       "description": "A question about a session (\"what came out of the session where we ...\"): answers it from the session of the best match (or session_id): how it started, the matching turns, how it ended. mode does not apply.",
+       "title": "Query"
       },
       "session_id": {
        "anyOf": [
@@ -2091,7 +2117,7 @@ ANSWERS_JSON = r'''{
      "openWorldHint": false,
      "readOnlyHint": true
     },
-    "description": "What happened recently or in session S, in time order: the tool for \"what did we do last time / yesterday / in that session\". mode=briefing gives the last session's state (branch, last request, open todos, errors, files) and its final steps, for resuming work.",
+    "description": "What happened recently or in session S, in time order: the tool for \"what did we do last time / yesterday / in that session\". mode=briefing gives the last session's state (branch, last request, open todos, errors, files) and its final steps, for resuming work. With query: what happened in the session where X.",
     "inputSchema": {
      "properties": {
       "current_session_id": {
@@ -2171,6 +2197,19 @@ ANSWERS_JSON = r'''{
        "minLength": 1,
        "title": "Project",
        "type": "string"
+      },
+      "query": {
+       "anyOf": [
+        {
+         "type": "string"
+        },
+        {
+         "type": "null"
+        }
+       ],
+       "default": null,
+       "description": "A question about a session (\"what came out of the session where we ...\"): answers it from the session of the best match (or session_id): how it started, the matching turns, how it ended. mode does not apply.",
+       "title": "Query"
       },
       "session_id": {
        "anyOf": [
@@ -2937,7 +2976,7 @@ ANSWERS_JSON = r'''{
      "openWorldHint": false,
      "readOnlyHint": true
     },
-    "description": "What happened recently or in session S, in time order: the tool for \"what did we do last time / yesterday / in that session\". mode=briefing gives the last session's state (branch, last request, open todos, errors, files) and its final steps, for resuming work.",
+    "description": "What happened recently or in session S, in time order: the tool for \"what did we do last time / yesterday / in that session\". mode=briefing gives the last session's state (branch, last request, open todos, errors, files) and its final steps, for resuming work. With query: what happened in the session where X.",
     "inputSchema": {
      "properties": {
       "current_session_id": {
@@ -3017,6 +3056,19 @@ ANSWERS_JSON = r'''{
        "minLength": 1,
        "title": "Project",
        "type": "string"
+      },
+      "query": {
+       "anyOf": [
+        {
+         "type": "string"
+        },
+        {
+         "type": "null"
+        }
+       ],
+       "default": null,
+       "description": "A question about a session (\"what came out of the session where we ...\"): answers it from the session of the best match (or session_id): how it started, the matching turns, how it ended. mode does not apply.",
+       "title": "Query"
       },
       "session_id": {
        "anyOf": [
@@ -3791,7 +3843,7 @@ ANSWERS_JSON = r'''{
      "openWorldHint": false,
      "readOnlyHint": true
     },
-    "description": "What happened recently or in session S, in time order: the tool for \"what did we do last time / yesterday / in that session\". mode=briefing gives the last session's state (branch, last request, open todos, errors, files) and its final steps, for resuming work.",
+    "description": "What happened recently or in session S, in time order: the tool for \"what did we do last time / yesterday / in that session\". mode=briefing gives the last session's state (branch, last request, open todos, errors, files) and its final steps, for resuming work. With query: what happened in the session where X.",
     "inputSchema": {
      "properties": {
       "current_session_id": {
@@ -3871,6 +3923,19 @@ ANSWERS_JSON = r'''{
        "minLength": 1,
        "title": "Project",
        "type": "string"
+      },
+      "query": {
+       "anyOf": [
+        {
+         "type": "string"
+        },
+        {
+         "type": "null"
+        }
+       ],
+       "default": null,
+       "description": "A question about a session (\"what came out of the session where we ...\"): answers it from the session of the best match (or session_id): how it started, the matching turns, how it ended. mode does not apply.",
+       "title": "Query"
       },
       "session_id": {
        "anyOf": [

@@ -41,8 +41,9 @@ INSTRUCTIONS = (
     "Long-term memory of past Claude Code sessions on this machine (all projects), read from "
     "their transcripts. Pick the tool by the question: search = what do we know about X; "
     "recall = how did we solve or decide X (the story, in order); predict = what usually comes "
-    "next after X; reconstruct = what happened recently or in session S. Results quote past "
-    "sessions and may be stale: check them against the code before relying on them."
+    "next after X; reconstruct = what happened recently, in session S or in the session where "
+    "X. Results quote past sessions and may be stale: check them against the code before "
+    "relying on them."
 )
 
 Project = Annotated[
@@ -155,14 +156,20 @@ def build_server(settings: Settings) -> MCPServer:
         days_back: Annotated[int | None, Field(ge=1, le=3650, description="Only the last N days.")] = None,
         start: Annotated[str | None, Field(description="From this ISO date/time.")] = None,
         end: Annotated[str | None, Field(description="Up to this ISO date/time (a date: that whole day).")] = None,
+        query: Annotated[
+            str | None, Field(description="A question about a session (\"what came out of the "
+                              "session where we ...\"): answers it from the session of the best "
+                              "match (or session_id): how it started, the matching turns, how it "
+                              "ended. mode does not apply.")
+        ] = None,
         max_tokens: MaxTokens = None,
     ) -> str:
-        """What happened recently or in session S, in time order: the tool for "what did we do last time / yesterday / in that session". mode=briefing gives the last session's state (branch, last request, open todos, errors, files) and its final steps, for resuming work."""
+        """What happened recently or in session S, in time order: the tool for "what did we do last time / yesterday / in that session". mode=briefing gives the last session's state (branch, last request, open todos, errors, files) and its final steps, for resuming work. With query: what happened in the session where X."""
         # deferred: MCP start: a tool's code loads at its first call
         from causantic.retrieval.reconstruct import reconstruct as run
 
         with _store(settings) as store:
-            result = run(store.conn, project, mode=mode, session=session_id,
+            result = run(store, project, query=query, mode=mode, session=session_id,
                          previous_session=previous_session, current_session=current_session_id,
                          days_back=days_back, start=start, end=end,
                          max_tokens=budget(max_tokens))

@@ -87,6 +87,15 @@ async def test_every_tool_answers_over_stdio(shared_db_copy: Path):
         err, text = await call(session, "reconstruct", project="spotter",
                                session_id="fa812bfe", max_tokens=600)
         assert not err and "fa812bfe" in text and len(text) < 600 * 4
+        # A question about a session: the tool takes it, and answers as the command line does.
+        assert "query" in tools["reconstruct"].input_schema["properties"]
+        question = "handleClaudeCodeSessionEnd markSessionEnded batch"
+        err, text = await call(session, "reconstruct", project="cli", query=question,
+                               max_tokens=1500)
+        assert not err and "# Session 062a8bdd of project cli" in text
+        assert "## Matching turn" in text
+        assert text == cli_text(db, "reconstruct", question, "--project", "cli",
+                                "--max-tokens", "1500", json_text=True)
         err, text = await call(session, "hook-status")
         assert not err and text.startswith("Hook status")
         err, text = await call(session, "topics", project="spotter")

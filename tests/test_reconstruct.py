@@ -209,3 +209,96 @@ def test_cli_reconstruct_json_and_errors(samples_db: Path, capsys: pytest.Captur
         code = cli.main(["--db", str(samples_db), "reconstruct", *argv])
         err = capsys.readouterr().err
         assert code == 2 and err.count("\n") == 1 and err.startswith("causantic: ")
+
+
+# -- a question about a session ------------------------------------------------------------------
+
+ENDED_AT = "handleClaudeCodeSessionEnd markSessionEnded batch"
+
+
+def _first_and_last_said(conn: apsw.Connection, session: str) -> tuple[str, str]:
+    """The session's first prompt line and its main stream's last assistant line, as stored."""
+    texts = [t for (t,) in conn.execute(
+        "SELECT text FROM chunks WHERE session_id LIKE ? || '%' AND agent_id = ''"
+        " ORDER BY offset, part", (session,))]
+    first = texts[0].split("\n")[1]
+    last = texts[-1].rsplit("[Assistant]\n", 1)[1].split("\n")[0]
+    return first, last
+
+
+def test_a_question_shows_how_the_session_started_the_matching_turn_and_how_it_ended(
+        shared_db: Path):
+    """"What happened in the session where X": the session of the best match, named, then
+    its opening request, the turn matching X and its last conclusion, in that order."""
+    conn = _conn(shared_db)
+    result = reconstruct(conn, "cli", query=ENDED_AT, max_tokens=2000)
+    text = result.text
+    assert result.mode == "about" and result.query == ENDED_AT
+    assert result.sessions is not None and result.sessions[0].startswith("062a8bdd")
+    assert "# Session 062a8bdd of project cli (2026-02-02 23:59 – 2026-02-03 03:00 UTC, " \
+           f'branch alex/mark-sessions-as-closed): "{ENDED_AT}", where it matches best' in text
+    started, matched, ended = (text.index(t) for t in
+                               ("## How it started", "## Matching turn", "## How it ended"))
+    assert started < matched < ended
+    first, last = _first_and_last_said(conn, "062a8bdd")
+    assert first[:80] in text[started:matched]
+    assert "handleClaudeCodeSessionEnd" in text[matched:ended]
+    assert last[:80] in text[ended:]
+    assert "turns left out]" in text  # the gaps between the parts are marked
+    assert result.results and {h.session_id[:8] for h in result.results} == {"062a8bdd"}
+    assert approx_tokens(text) <= 2000
+
+
+def test_an_outcome_question_shows_the_sessions_end_once_and_last(shared_db: Path):
+    """Search's answer units add a stream's end after the best match for "what came out
+    of" questions; reconstruct shows the main stream's end itself, after every match."""
+    conn = _conn(shared_db)
+    result = reconstruct(conn, "cli", query=f"what came out of {ENDED_AT}", max_tokens=3000)
+    _, last = _first_and_last_said(conn, "062a8bdd")
+    text = result.text
+    assert text.count(last[:80]) == 1 and "[… how it ended]" not in text
+    assert text.rindex("## Matching turn") < text.index("## How it ended") < text.index(last[:80])
+
+
+@pytest.mark.parametrize("max_tokens", [250, 600, 1200, 3000, 8000])
+def test_a_question_answer_stays_within_its_budget(shared_db: Path, max_tokens: int):
+    conn = _conn(shared_db)
+    for query in (ENDED_AT, "PR 343 comparison Stefan", "telemetry shutdown timeout"):
+        result = reconstruct(conn, "cli", query=query, max_tokens=max_tokens)
+        assert approx_tokens(result.text) <= max_tokens
+        assert result.text.startswith(("Keyword results only", "# Session"))
+    assert len(reconstruct(conn, "cli", query=ENDED_AT, max_chars=700).text) <= 700
+
+
+def test_a_question_about_a_given_session_answers_from_that_session(shared_db: Path):
+    conn = _conn(shared_db)
+    result = reconstruct(conn, "cli", query="PR 343 comparison Stefan", session="c010174c")
+    assert result.sessions is not None and result.sessions[0].startswith("c010174c")
+    assert "## Matching turn" in result.text and "#343" in result.text
+    assert '"PR 343 comparison Stefan", as asked' in result.text
+    assert {h.session_id[:8] for h in result.results} == {"c010174c"}
+    # The best match is elsewhere: this session's start and end are still shown, and said so.
+    other = reconstruct(conn, "cli", query=ENDED_AT, session="c010174c")
+    assert other.sessions is not None and other.sessions[0].startswith("c010174c")
+    assert other.results == [] and "No turn of this session matches" in other.text
+    assert "## How it started" in other.text and "## How it ended" in other.text
+    unknown = reconstruct(conn, "cli", query=ENDED_AT, session="deadbeef")
+    assert unknown.results == [] and 'No session starting with "deadbeef"' in unknown.text
+
+
+def test_without_a_question_reconstruct_is_unchanged(shared_db: Path):
+    conn = _conn(shared_db)
+    for kwargs in ({"session": "cde341db"}, {"previous_session": True, "mode": "briefing"}):
+        plain = reconstruct(conn, "cli", max_tokens=1500, **kwargs)  # type: ignore[arg-type]
+        for query in (None, "", "   "):
+            again = reconstruct(conn, "cli", query=query, max_tokens=1500, **kwargs)  # type: ignore[arg-type]
+            assert (again.mode, again.text, again.sessions) == (plain.mode, plain.text, plain.sessions)
+
+
+def test_cli_reconstruct_takes_a_question(shared_db: Path, capsys: pytest.CaptureFixture):
+    code = cli.main(["--db", str(shared_db), "reconstruct", ENDED_AT, "--project", "cli",
+                     "--max-tokens", "1500", "--json"])
+    doc = json.loads(capsys.readouterr().out)
+    assert code == 0 and doc["mode"] == "about" and doc["query"] == ENDED_AT
+    assert doc["sessions"][0].startswith("062a8bdd") and doc["tokens"] <= 1500
+    assert "## Matching turn" in doc["text"]

@@ -267,11 +267,7 @@ def extract(turn: Sequence[tuple[str, str]], anchor: str, terms: Sequence[str],
         for j, block in enumerate(blocks_of(text)):
             if block.startswith("[Assistant"):
                 cands.append((pos, j, block))
-    prompt = ""
-    if at > 0 and before:
-        first = blocks_of(turn[0][1])[0]
-        if first.startswith("[User"):
-            prompt = _head_cut(first, PROMPT_CHARS, ())
+    prompt = prompt_of(turn) if at > 0 and before else ""
     room = limit - len(head) - len(prompt)
     chosen: dict[tuple[int, int], str] = {}
     if cands and room > 200:
@@ -292,6 +288,13 @@ def extract(turn: Sequence[tuple[str, str]], anchor: str, terms: Sequence[str],
     parts = ([prompt] if prompt else []) + [chosen[k] for k in sorted(chosen) if k[0] < at]
     parts += [head] + [chosen[k] for k in sorted(chosen) if k[0] > at]
     return _GAP.join(parts)
+
+
+def prompt_of(turn: Sequence[tuple[str, str]], limit: int = PROMPT_CHARS) -> str:
+    """A turn's prompt (its first chunk's user message), cut to `limit` characters; "" when
+    the turn does not start with one (a sub-agent's or a resumed stream's first turn)."""
+    first = blocks_of(turn[0][1])[0] if turn else ""
+    return _head_cut(first, limit, ()) if first.startswith("[User") else ""
 
 
 def last_said(texts: Sequence[str]) -> str | None:
@@ -422,6 +425,17 @@ def fill(conn: apsw.Connection, hits: Sequence[Hit], query: str, room: int) -> l
     return out
 
 
+def cut_ending(unit: str) -> str:
+    """A unit without the stream ending `units` showed after it (``[… how it ended]`` and
+    what follows), for a caller that shows the ending itself; other units are unchanged."""
+    return unit.split(f"\n\n[… {_ENDED}]\n\n", 1)[0]
+
+
+def shows_next_turn(unit: str) -> bool:
+    """Whether `units` showed the next turn of its stream after this unit's own turn."""
+    return f"\n\n[… {_NEXT_TURN}]\n\n" in unit
+
+
 def _joined(unit: str, extra: str) -> str:
     """`extra` added to its turn's part of `unit` (before a next turn or ending shown after it)."""
     at = _AFTER_RE.search(unit)
@@ -522,7 +536,7 @@ def units(conn: apsw.Connection, hits: Sequence[Hit], query: str,
                               terms)
         following = by_turn.get(then) if then is not None and shows_then else None
         if then is not None and following:
-            after = (_ending(following, terms) if title == _ENDED
+            after = (ending(following, terms) if title == _ENDED
                      else extract(following, following[0][0], terms, FOLLOW_CHARS))
             text += f"\n\n[… {title}]\n\n{after}"
             seen.add(then)
@@ -530,13 +544,14 @@ def units(conn: apsw.Connection, hits: Sequence[Hit], query: str,
     return out
 
 
-def _ending(turn: Sequence[tuple[str, str]], terms: Sequence[str]) -> str:
-    """How a stream ended: its last turn's last assistant message, cut to `OUTCOME_CHARS`
+def ending(turn: Sequence[tuple[str, str]], terms: Sequence[str],
+           limit: int = OUTCOME_CHARS) -> str:
+    """How a stream ended: its last turn's last assistant message, cut to `limit` characters
     (the whole last turn, compacted, when it has no assistant message)."""
     said = last_said([text for _, text in turn])
     if said is not None:
-        return _head_cut(said, OUTCOME_CHARS, terms)
-    return extract(turn, turn[-1][0], terms, OUTCOME_CHARS)
+        return _head_cut(said, limit, terms)
+    return extract(turn, turn[-1][0], terms, limit)
 
 
 def _then(conn: apsw.Connection, first: tuple[str, str, int], query: str

@@ -9,6 +9,17 @@
   commands), a line on the sessions before it, then as much of its most recent conversation
   as fits (newest kept).
 
+- **about a question** (`query`): "what happened in the session where X". The session is
+  the one search's best match (hybrid, in the project, within the time range) belongs to, or
+  the selected one (`session`, `previous_session`). The answer names it (id prefix, project,
+  times, branch, title), then shows in conversation order, gaps marked ``[…]``: what it set
+  out to do (its opening prompt, and the next one when the first is a bare slash command),
+  the turns matching the question as answer units (`answer.fill`: the match compacted with
+  its turn's conclusion, one per turn, best first until the budget is spent), and how it
+  ended (its main stream's last assistant message, `answer.ending`). The opening and the
+  ending take at most `OPENING_SHARE` and `ENDING_SHARE` of the budget; the matches the rest.
+  `mode` does not apply.
+
 Selection (all given filters apply together): `session` (a prefix of at least 8 characters),
 `previous_session` (the session before the newest one, or before `current_session`),
 `days_back`, `start`/`end` (ISO dates or times, UTC unless they carry an offset; a date-only
@@ -16,14 +27,17 @@ Selection (all given filters apply together): `session` (a prefix of at least 8 
 chunks and a briefing its newest session.
 
 This module is SQL and string work only (no numpy, onnxruntime or mcp) so the session-start
-hook can call `briefing` within its time budget. Everything takes an apsw connection.
+hook can call `briefing` within its time budget. Everything takes an apsw connection; a
+question (`query`) needs search, imported only then, which uses the `Store` when given one.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 import apsw
 
@@ -38,8 +52,24 @@ from causantic.store.projects import has_chunks
 from causantic.timestamps import days_ago, iso_utc, parse_when
 from causantic.tokens import approx_tokens, char_limit, clip_line
 
+if TYPE_CHECKING:
+    from causantic.store.db import Store
+
 MODES = ("timeline", "briefing")
 _MIN_SHORTENED = 210  # do not show less than ~60 tokens of a chunk
+#: With a question: the most of the budget the opening prompt(s) and the ending may take ...
+OPENING_SHARE = 0.1
+ENDING_SHARE = 0.1
+#: ... and how deep search's list is read for the matches inside the chosen session.
+ABOUT_DEPTH = 40
+_ABOUT_MODE = "about"
+#: A part of an answer about a question: (when, its first turn, its last turn, title, text).
+_Part = tuple[str, tuple[str, str, int], tuple[str, str, int], str, str]
+#: The least room (characters) a unit that does not fit whole is rebuilt for; less is left out.
+_REBUILD_MIN = 3 * _MIN_SHORTENED
+_GAP = "\n\n[…]\n\n"
+#: What a part adds to its text: its title line and the gap before it, about.
+_PART_CHARS = 60
 _TODO_MARKS = {"completed": "x", "in_progress": "~"}
 
 
@@ -64,9 +94,10 @@ class _Selection:
 
 
 def reconstruct(
-    conn: apsw.Connection,
+    db: apsw.Connection | Store,
     project: str,
     *,
+    query: str | None = None,
     mode: str = "timeline",
     session: str | None = None,
     previous_session: bool = False,
@@ -78,7 +109,9 @@ def reconstruct(
     max_chars: int | None = None,
     now: datetime | None = None,
 ) -> Answer:
-    """Rebuild what happened in a project as a timeline or a briefing (module docstring).
+    """Rebuild what happened in a project as a timeline or a briefing, or answer `query`
+    about one session (module docstring). `db`: a connection, or the open `Store` (a
+    question's search then reuses it, vectors included).
 
     Raises
     ------
@@ -86,6 +119,7 @@ def reconstruct(
         matching several sessions, an unreadable date, or `start` after `end`.
     """
     started = time.perf_counter()
+    conn = db if isinstance(db, apsw.Connection) else db.conn
     if mode not in MODES:
         raise UsageError(f"unknown reconstruct mode {mode!r}; use timeline or briefing")
     project = resolve_project(conn, project) or ""
@@ -93,6 +127,10 @@ def reconstruct(
                   current_session=current_session, days_back=days_back, start=start, end=end,
                   now=now)
     limit = char_limit(max_tokens, max_chars)
+    if query is not None and query.strip():
+        if sel.empty_reason:
+            return _result(query, _ABOUT_MODE, [], sel.empty_reason, started)
+        return _about(db, sel, query, limit, started)
     if sel.empty_reason:
         return _result(sel.words, mode, [], sel.empty_reason, started)
     if mode == "briefing":
@@ -452,6 +490,190 @@ def _file_line(label: str, files: list[str], rel: str) -> str:
     names = [f.removeprefix(rel) if rel else f for f in recent]
     more = f", and {len(files) - len(recent)} more" if len(files) > len(recent) else ""
     return f"{label} ({len(files)}): " + ", ".join(names) + more
+
+
+# -- about a question -----------------------------------------------------------------------
+
+
+def _about(db: apsw.Connection | Store, sel: _Selection, query: str, limit: int,
+           started: float) -> Answer:
+    """The session a question is about: its header, opening, matching turns and ending."""
+    # deferred: search and answer units (and, for vectors, numpy) load only for a question,
+    # never on the session-start hook's path
+    from causantic.retrieval import answer
+    from causantic.retrieval.search import search
+
+    store = _as_store(db)
+    conn = store.conn
+    found = search(store, query, project=sel.project or None, limit=ABOUT_DEPTH,
+                   max_tokens=10**6, answers=False)
+    hits = [h for h in found.results if _in_range(h, sel)]
+    sid = sel.session or (hits[0].session_id if hits else None)
+    if sid is None:
+        text = f'No session of project "{sel.project}" matches "{render.quote_query(query)}".'
+        return _result(query, _ABOUT_MODE, [], render.cap(text, limit), started)
+    matches = [h for h in hits if h.session_id == sid]
+    terms = answer.terms_of(query)
+    head = _about_header(conn, sel.project, sid, query, found.notice, chosen=not sel.session)
+    opening = _opening(conn, sid, int(limit * OPENING_SHARE))
+    end_key, ending = _ending(conn, sid, terms, int(limit * ENDING_SHARE))
+    # The best match shows what came next when the question asks so, and a sub-agent's best
+    # match how that sub-agent ended (its report); the main stream's end is shown last.
+    units = [h.replace(text=answer.cut_ending(h.text)) if not h.agent_id else h
+             for h in answer.fill(conn, matches, query, limit)]
+    # The opening or the ending may already be inside a matching turn's unit: then its room
+    # goes to the matches (a second fit, string work only but for one rebuilt unit).
+    room = limit - len(head) - len(opening[1]) - len(ending) - 3 * _PART_CHARS
+    shown, truncated = _fit_units(conn, units, room, terms)
+    held = [p for p in (opening[1], ending) if p and any(_holds(h.text, p) for h in shown)]
+    if held:
+        shown, truncated = _fit_units(conn, units, room + sum(map(len, held)), terms)
+    where = answer.positions(conn, [h.chunk_id for h in shown])
+    # The opening first, the ending last, the matches by time.
+    parts: list[_Part] = []
+    if opening[1] and not any(_holds(h.text, opening[1]) for h in shown):
+        parts.append(("", opening[0], opening[0], "How it started", opening[1]))
+    for h in shown:
+        pos = where.get(h.chunk_id)
+        key = (pos[0], pos[1], pos[2]) if pos else (h.session_id, h.agent_id, -9)
+        last = (key[0], key[1], key[2] + 1) if answer.shows_next_turn(h.text) else key
+        title = "Matching turn" + (f" (sub-agent {h.agent_id})" if h.agent_id else "")
+        parts.append((h.start_time, key, last, f"{title}, {short_time(h.start_time)} UTC",
+                      h.text))
+    if ending and not any(_holds(h.text, ending) for h in shown):
+        parts.append(("\uffff", end_key, end_key, "How it ended", ending))
+    body = _in_order(parts)
+    if not shown:
+        body = "(No turn of this session matches the question; its start and end:)\n\n" + body
+    text = render.cap(f"{head}\n\n{body}", limit)
+    return _result(query, _ABOUT_MODE, shown, text, started, truncated, (sid,))
+
+
+def _as_store(db: apsw.Connection | Store) -> Store:
+    if not isinstance(db, apsw.Connection):
+        return db
+    # deferred: store.db (dataclasses, the vector extension's lookup) only for a question
+    from causantic.store.db import Store
+
+    return Store(db, Path(db.filename), readonly=True)
+
+
+def _in_range(hit: Hit, sel: _Selection) -> bool:
+    return ((sel.since is None or hit.end_time >= sel.since)
+            and (sel.until is None or hit.start_time < sel.until))
+
+
+def _about_header(conn: apsw.Connection, project: str, sid: str, query: str,
+                  notice: str | None, chosen: bool) -> str:
+    """The answer's title: the session, and why it is the one (`chosen`: search's best match
+    is in it; else it was named)."""
+    first, last, branch, title = timeline.session_span(conn, sid)
+    span = f"{short_time(first or '')} – {_same_day(first, last)} UTC"
+    extra = f", branch {branch}" if branch else ""
+    named = f"\nTitle: {clip_line(title, 160)}" if title else ""
+    why = "where it matches best" if chosen else "as asked"
+    head = (f'# Session {sid[:8]} of project {project} ({span}{extra}): '
+            f'"{render.quote_query(query)}", {why}{named}')
+    return f"{notice}\n{head}" if notice else head
+
+
+def _opening(conn: apsw.Connection, sid: str, room: int) -> tuple[tuple[str, str, int], str]:
+    """The session's main-stream opening prompt (and the next one when the first is only a
+    slash command), at most `room` characters, with the turn it ends in."""
+    # deferred: see _about
+    from causantic.retrieval import answer
+
+    key = (sid, "", 0)
+    turns = answer.turns(conn, [(sid, "", 0), (sid, "", 1)])
+    said: list[str] = []
+    for t in (0, 1):
+        prompt = answer.prompt_of(turns.get((sid, "", t), []), room)
+        if prompt:
+            said.append(prompt)
+            key = (sid, "", t)
+        if said and not _bare_command(said[-1]):
+            break
+    return key, render.cap("\n\n".join(said), room) if said else ""
+
+
+def _bare_command(prompt: str) -> bool:
+    """A prompt that is only a slash command (`/clear`, `/superpowers:brainstorm`)."""
+    lines = [x for x in prompt.split("\n")[1:] if x.strip()]
+    return bool(lines) and lines[0].startswith("/") and len(lines[0].split()) == 1
+
+
+def _ending(conn: apsw.Connection, sid: str, terms: Sequence[str], room: int
+            ) -> tuple[tuple[str, str, int], str]:
+    """How the session's main stream ended (`answer.ending`), with its last turn."""
+    # deferred: see _about
+    from causantic.retrieval import answer
+    from causantic.store import chunks as chunk_store
+
+    last = chunk_store.stream_end(conn, sid, first=False)
+    pos = answer.positions(conn, [last]).get(last) if last else None
+    if pos is None:
+        return (sid, "", -1), ""
+    key = (pos[0], pos[1], pos[2])
+    turn = answer.turns(conn, [key]).get(key, [])
+    return key, render.cap(answer.ending(turn, terms, room), room) if turn else ""
+
+
+def _fit_units(conn: apsw.Connection, units: list[Hit], room: int, terms: Sequence[str]
+               ) -> tuple[list[Hit], bool]:
+    """The units, best first, while they fit `room` characters. The first that does not is
+    built again for the room left (`answer.extract`: the match, its turn's conclusion first,
+    then what else fits) when that is enough for a useful unit; the rest are left out."""
+    # deferred: see _about
+    from causantic.retrieval import answer
+
+    shown: list[Hit] = []
+    used = 0
+    for h in units:
+        cost = len(h.text) + _PART_CHARS
+        if used + cost <= room:
+            shown.append(h)
+            used += cost
+            continue
+        left = room - used - _PART_CHARS
+        if left >= _REBUILD_MIN:
+            pos = answer.positions(conn, [h.chunk_id]).get(h.chunk_id)
+            turn = answer.turns(conn, [pos[:3]]).get(pos[:3], []) if pos else []
+            text = answer.extract(turn, h.chunk_id, terms, left) or h.text
+            shown.append(h.replace(text=render.shorten(text, left)))
+        return shown, True
+    return shown, False
+
+
+def _holds(unit: str, part: str) -> bool:
+    """Whether a unit already shows a part (its first line of text)."""
+    lines = [x for x in part.split("\n")[1:] if x.strip()]
+    return bool(lines) and lines[0][:120] in unit
+
+
+def _gap(before: tuple[str, str, int], key: tuple[str, str, int]) -> str:
+    """What stands between two parts: nothing for the same or the next turn of a stream,
+    else a `[…]` line that counts the main stream's turns left out."""
+    if key[:2] != before[:2] or before[2] < 0 or key[2] < 0:
+        return _GAP
+    skipped = key[2] - before[2] - 1
+    if skipped <= 0:
+        return "\n\n"
+    if key[1]:
+        return _GAP
+    return f"\n\n[… {skipped} turn{'s' if skipped != 1 else ''} left out]\n\n"
+
+
+def _in_order(parts: list[_Part]) -> str:
+    """The parts in time order, `[…]` between parts that are not the same or consecutive
+    turns of one stream (`_gap`)."""
+    out: list[str] = []
+    before: tuple[str, str, int] | None = None
+    for _, first, last, title, text in sorted(parts, key=lambda p: p[0]):
+        if before is not None:
+            out.append(_gap(before, first))
+        out.append(f"## {title}\n{text}")
+        before = last
+    return "".join(out)
 
 
 # -- shared ---------------------------------------------------------------------------------
