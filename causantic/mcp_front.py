@@ -97,6 +97,7 @@ class Front:
         self.initialize_ids: set[str] = set()
         self.acknowledged: set[str] = set()  # listen streams acknowledged here
         self.version: str | None = None  # the protocol version the handshake agreed on
+        self.input_ended = False  # the client closed stdin: only answers still owed go out
 
     def _write(self, data: bytes) -> None:
         self.wire_out.write(data)
@@ -144,6 +145,12 @@ class Front:
             sys.stderr.flush()
             return
         with self.lock:
+            owed = (isinstance(msg, dict) and "id" in msg and "method" not in msg
+                    and json.dumps(msg["id"]) in self.pending)
+            if self.input_ended and not owed:
+                # The SDK ending its open streams ("Connection closed" for a listen) or
+                # notifying: the client has gone and asked for none of it.
+                return
             if isinstance(msg, dict) and msg.get("method") == ACKNOWLEDGED:
                 params = msg.get("params")
                 meta = params.get("_meta") if isinstance(params, dict) else None
@@ -161,6 +168,14 @@ class Front:
                     self.version = msg["result"].get("protocolVersion")
                 self.owed.notify_all()
             self._write(line)
+
+    def end_input(self) -> None:
+        """The client closed its input: close the SDK's. From now on only the answers still
+        owed reach the client (the SDK then ends its open streams, a listen with a
+        "Connection closed" error, which nobody asked for)."""
+        with self.lock:
+            self.input_ended = True
+        self.to_sdk.close()
 
     def drain(self, seconds: float) -> None:
         """Wait until the SDK has answered every request passed to it, or seconds pass."""
@@ -197,7 +212,7 @@ def serve(settings: Settings) -> None:
         for line in wire_in:
             if line.strip():
                 front.from_client(line)
-        front.to_sdk.close()
+        front.end_input()
         front.drain(DRAIN_S)
     except (BrokenPipeError, ConnectionResetError):
         pass

@@ -6,6 +6,7 @@ Driven with raw JSON-RPC lines, like Claude Code: 2.1.1xx sends `initialize` (20
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import signal
@@ -17,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from causantic import mcp_front
 from causantic.mcp_front import CAPABILITIES_KEY, PROTOCOL_KEY, answer_key, load_answers, record
 
 PYTHON = sys.executable
@@ -167,6 +169,29 @@ def test_modern_protocol_and_tool_calls_through_the_sdk(tmp_path: Path):
         assert client.proc.stdout.read() == b""  # no second answer, no second acknowledgement
     finally:
         client.close()
+
+
+def test_after_the_client_closes_only_answers_it_is_owed_go_out():
+    """Closing stdin makes the SDK end the open listen stream with a "Connection closed"
+    error; whether that came before the process exited was a race. Only answers to requests
+    still pending are written once input ended."""
+    out, to_sdk = io.BytesIO(), io.BytesIO()
+    front = mcp_front.Front(out, to_sdk, mcp_front.load_answers())
+    listen = {"jsonrpc": "2.0", "id": "listen:0", "method": "subscriptions/listen",
+              "params": {"_meta": ENVELOPE, "notifications": mcp_front.LISTEN_ALL}}
+    call = {"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+            "params": {"name": "stats", "arguments": {}, "_meta": ENVELOPE}}
+    for msg in (listen, call):
+        front.from_client(json.dumps(msg).encode() + b"\n")
+    acknowledged = out.getvalue()
+    assert json.loads(acknowledged)["method"] == mcp_front.ACKNOWLEDGED
+    front.end_input()
+    closed = {"jsonrpc": "2.0", "id": "listen:0",
+              "error": {"code": -32000, "message": "Connection closed"}}
+    answer = {"jsonrpc": "2.0", "id": 7, "result": {"content": [], "isError": True}}
+    for msg in (closed, answer, {"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}):
+        front.from_sdk(json.dumps(msg).encode() + b"\n")
+    assert [json.loads(x) for x in out.getvalue()[len(acknowledged):].splitlines()] == [answer]
 
 
 def test_sigint_stops_the_server_at_once(tmp_path: Path):
