@@ -282,6 +282,10 @@ def test_a_question_about_a_given_session_answers_from_that_session(shared_db: P
     assert other.sessions is not None and other.sessions[0].startswith("c010174c")
     assert other.results == [] and "No turn of this session matches" in other.text
     assert "## How it started" in other.text and "## How it ended" in other.text
+    # Matching turns that do not fit are not called missing.
+    tight = reconstruct(conn, "cli", query="PR 343 comparison Stefan", session="c010174c",
+                        max_tokens=250)
+    assert tight.results == [] and "Its matching turns do not fit this budget" in tight.text
     unknown = reconstruct(conn, "cli", query=ENDED_AT, session="deadbeef")
     assert unknown.results == [] and 'No session starting with "deadbeef"' in unknown.text
 

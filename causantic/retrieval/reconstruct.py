@@ -544,7 +544,9 @@ def _about(db: apsw.Connection | Store, sel: _Selection, query: str, limit: int,
         parts.append(("\uffff", end_key, end_key, "How it ended", ending))
     body = _in_order(parts)
     if not shown:
-        body = "(No turn of this session matches the question; its start and end:)\n\n" + body
+        why = ("Its matching turns do not fit this budget" if matches
+               else "No turn of this session matches the question")
+        body = f"({why}; its start and end:)\n\n" + body
     text = render.cap(f"{head}\n\n{body}", limit)
     return _result(query, _ABOUT_MODE, shown, text, started, truncated, (sid,))
 
