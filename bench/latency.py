@@ -1,4 +1,6 @@
-"""Query latency at 1,000 / 10,000 / 100,000 chunks: search per mode, recall, predict.
+"""Query latency at 1,000 / 10,000 / 100,000 chunks: search per mode, recall, predict, and
+reconstruct about a question (in the project of the query's best match, as a user in that
+project asks it).
 
 Corpora come from ``bench.corpus`` (the shared transcripts grown by copying sessions; cached).
 Queries: a fixed list written from the transcripts (identifiers, phrases, questions) plus user
@@ -9,7 +11,7 @@ processes are measured by ``bench.hooks``).
 
 Modes that do not exist yet (vector/hybrid before vectors are stored, recall/predict before
 the episodic module lands) print n/a. Targets: keyword p95 < 20 ms, hybrid p95 < 60 ms,
-recall/predict p95 < 100 ms, all at 100,000 chunks.
+recall/predict/reconstruct p95 < 100 ms, all at 100,000 chunks.
 """
 
 from __future__ import annotations
@@ -28,7 +30,8 @@ from causantic.retrieval.vector import clear_query_cache
 SIZES = (1_000, 10_000, 100_000)
 TINY_SIZE = 300
 REPEATS = 3  # per query; the first call of each operation is an untimed warm-up
-TARGETS_MS = {"keyword": 20.0, "hybrid": 60.0, "recall": 100.0, "predict": 100.0}
+TARGETS_MS = {"keyword": 20.0, "hybrid": 60.0, "recall": 100.0, "predict": 100.0,
+              "reconstruct": 100.0}
 FIXED_QUERIES = [
     "daytona pty log streaming",
     "SQLITE_BUSY database is locked",
@@ -124,6 +127,7 @@ def measure(store, qs: list[str], repeats: int) -> dict[str, dict[str, float] | 
     for name in ("recall", "predict"):
         fn = find_episodic(name)
         ops.append((name, (lambda q, fn=fn: fn(store, q)) if fn is not None else None))
+    ops.append(("reconstruct", _reconstruct_about(store, qs) if "hybrid" in available else None))
     for name, call in ops:
         if call is None:
             out[name] = None
@@ -137,6 +141,19 @@ def measure(store, qs: list[str], repeats: int) -> dict[str, dict[str, float] | 
         out[name] = summarize_ms(samples, "p50_ms")
     return out
 
+
+
+def _reconstruct_about(store, qs: list[str]) -> Callable[[str], Any]:  # type: ignore[no-untyped-def]
+    """``reconstruct(query=q)`` in the project of q's best match (found once, untimed)."""
+    from causantic.retrieval.reconstruct import reconstruct
+    from causantic.retrieval.search import search
+
+    project = {}
+    for q in qs:
+        best = search(store, q, limit=1, max_tokens=10**6, answers=False).results
+        project[q] = best[0].project if best else ""
+    default = next(iter(project.values()), "")  # (the warm-up's made-up query)
+    return lambda q: reconstruct(store, project.get(q, default), query=q)
 
 
 def run(tiny: bool = False) -> dict[str, Any]:
