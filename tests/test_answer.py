@@ -51,6 +51,16 @@ def test_compact_collapses_tool_runs_and_keeps_what_was_said():
     assert len(out) < len(CHUNK)
 
 
+def test_a_long_run_of_tool_calls_is_one_short_line():
+    run = "\n\n".join(f"[Tool:Bash] gh api repos/entireio/cli/pulls/{n}/comments --paginate | jq '.[].body'"
+                       f"\n[Result:Bash]\nok" for n in range(5))
+    out = answer.compact("[User]\nlist the review comments\n\n" + run, ())
+    tools = [line for line in out.splitlines() if line.startswith("[Tools]")]
+    assert len(tools) == 1 and tools[0].startswith("[Tools] Bash gh api repos/entireio/cli/pulls/0/")
+    # About two calls' worth: the rest of the run is cut, not spelled out.
+    assert len(tools[0]) <= len("[Tools] ") + 160 and tools[0].endswith("…")
+
+
 def test_compact_keeps_output_lines_holding_the_query_words():
     chunk = "[Tool:Bash] grep -rn Fish .\n[Result:Bash]\n" + "\n".join(
         [f"noise line {i}" for i in range(40)] + ["cmd/setup.go:12: shellCompletionTarget fish"])

@@ -61,7 +61,10 @@ PROMPT_CHARS = 300
 ASSISTANT_CHARS = 1200
 SUMMARY_CHARS = 900
 LINE_CHARS = 180
-TOOLS_LINE_CHARS = 300
+#: A run's ``[Tools]`` line: about two calls. What the calls were matters less than what came
+#: of them and what was said; a longer line pushed other answers' text out of the budget
+#: (tune: search +1 question at 2k/4k, recall +1, predict +1; report: search and predict +1 at 2k).
+TOOLS_LINE_CHARS = 160
 MATCH_LINES = 3
 #: An answer unit's characters at most (about 750 tokens): five fit a 4,000-token answer.
 UNIT_CHARS = 2600
