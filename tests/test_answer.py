@@ -51,6 +51,16 @@ def test_compact_collapses_tool_runs_and_keeps_what_was_said():
     assert len(out) < len(CHUNK)
 
 
+def test_a_long_run_of_tool_calls_is_one_short_line():
+    run = "\n\n".join(f"[Tool:Bash] gh api repos/entireio/cli/pulls/{n}/comments --paginate | jq '.[].body'"
+                       f"\n[Result:Bash]\nok" for n in range(5))
+    out = answer.compact("[User]\nlist the review comments\n\n" + run, ())
+    tools = [line for line in out.splitlines() if line.startswith("[Tools]")]
+    assert len(tools) == 1 and tools[0].startswith("[Tools] Bash gh api repos/entireio/cli/pulls/0/")
+    # About two calls' worth: the rest of the run is cut, not spelled out.
+    assert len(tools[0]) <= len("[Tools] ") + 160 and tools[0].endswith("…")
+
+
 def test_compact_keeps_output_lines_holding_the_query_words():
     chunk = "[Tool:Bash] grep -rn Fish .\n[Result:Bash]\n" + "\n".join(
         [f"noise line {i}" for i in range(40)] + ["cmd/setup.go:12: shellCompletionTarget fish"])
@@ -150,6 +160,26 @@ def test_a_what_came_next_search_shows_the_turn_a_compaction_summary_retells(sha
     assert "All 6 issues applied." in head and following.startswith("[User]")
     # A question about the compaction itself keeps the summary.
     assert about_compaction.results[0].kind == "summary"
+
+
+def test_the_next_turn_shown_is_work_not_a_bare_command(tmp_path: Path, private_home: Path):
+    """A prompt the assistant said nothing to (a "/compact", a "! git pull") is not what came
+    next: the first unit of a "what came next" question shows the turn after it."""
+    db = tmp_path / "memory.db"
+    _session(tmp_path / "projects" / "-chat-demo", [
+        ("user", "deploy the staging cluster with the new ingress"),
+        ("assistant", "Deployed the staging cluster; the ingress health checks pass."),
+        ("user", "/fast"),
+        ("user", "now rotate the TLS certificates of the gateway"),
+        ("assistant", "Rotated the gateway certificates; they expire in 90 days.")])
+    ingest(db, tmp_path / "projects")
+    with open_store(db, readonly=True) as store:
+        shown = search(store, "after the staging cluster was deployed, what did we do next",
+                       max_tokens=2000, mode="keyword")
+    head, _, following = shown.results[0].text.partition("\n\n[… the next turn]\n\n")
+    assert "ingress health checks pass" in head
+    assert following.startswith("[User]\nnow rotate the TLS certificates")
+    assert "Rotated the gateway certificates" in following
 
 
 def test_what_the_user_said_in_a_tool_result_is_kept_as_their_text():
@@ -266,18 +296,24 @@ CHAT = [
 
 def _chat_session(folder: Path, chat: list[tuple[str, str]] = CHAT,
                   day: str = "2026-03-02") -> None:
+    _session(folder, [("user" if i % 2 == 0 else "assistant", f"{speaker}: {text}")
+                      for i, (speaker, text) in enumerate(chat)], day)
+
+
+def _session(folder: Path, messages: list[tuple[str, str]], day: str = "2026-03-02") -> None:
+    """A transcript of (role, text) messages, one a second, in a new session."""
     sid = str(uuid.uuid4())
     lines, parent = [], None
-    for i, (speaker, text) in enumerate(chat):
+    for i, (role, text) in enumerate(messages):
         rid = str(uuid.uuid4())
-        message: dict = ({"role": "user", "content": f"{speaker}: {text}"} if i % 2 == 0 else
+        message: dict = ({"role": "user", "content": text} if role == "user" else
                          {"id": f"msg_{i}", "type": "message", "role": "assistant",
-                          "model": "m", "content": [{"type": "text", "text": f"{speaker}: {text}"}],
+                          "model": "m", "content": [{"type": "text", "text": text}],
                           "stop_reason": "end_turn"})
         lines.append(json.dumps({
             "parentUuid": parent, "isSidechain": False, "userType": "external",
             "cwd": "/chat/demo", "sessionId": sid, "version": "2.1.0", "gitBranch": "",
-            "type": "user" if i % 2 == 0 else "assistant", "uuid": rid,
+            "type": role, "uuid": rid,
             "timestamp": f"{day}T10:00:{i:02d}.000Z", "message": message}))
         parent = rid
     folder.mkdir(parents=True, exist_ok=True)

@@ -16,7 +16,8 @@ result is shown as an *answer unit* (`units`):
 * when the query asks what followed something ("after X, what came next", "once X was
   done", `follows`), search's first unit is followed by the next turn of its stream (its
   prompt and its conclusion, `FOLLOW_CHARS`): the match is the situation, the answer is
-  what came after it;
+  what came after it; a turn that is no work (a compaction summary, a bare "/compact" the
+  assistant said nothing to) is passed over for the one after it;
 * when it asks how something turned out ("what came out of the session where X", "the
   result of X", `asks_outcome`), search's first unit is followed by its stream's last
   assistant message (`OUTCOME_CHARS`): the match finds the work, the end tells how it ended;
@@ -61,7 +62,10 @@ PROMPT_CHARS = 300
 ASSISTANT_CHARS = 1200
 SUMMARY_CHARS = 900
 LINE_CHARS = 180
-TOOLS_LINE_CHARS = 300
+#: A run's ``[Tools]`` line: about two calls. What the calls were matters less than what came
+#: of them and what was said; a longer line pushed other answers' text out of the budget
+#: (tune: search +1 question at 2k/4k, recall +1, predict +1; report: search and predict +1 at 2k).
+TOOLS_LINE_CHARS = 160
 MATCH_LINES = 3
 #: An answer unit's characters at most (about 750 tokens): five fit a 4,000-token answer.
 UNIT_CHARS = 2600
@@ -74,6 +78,9 @@ FOLD_CHARS = 1200
 FOLDED_UNIT_CHARS = 2 * UNIT_CHARS
 #: Characters of the next turn shown after the first unit of a "what came next" query.
 FOLLOW_CHARS = 1300
+#: The next turn shown is the first of this many that is work (`_works`): not a compaction
+#: summary, not a bare command ("/compact", "! git pull") the assistant said nothing to.
+NEXT_TURNS = 3
 #: A question about what followed something: "after X, what did we do next", "once X was
 #: done", "right after", "what happened after". Not "what came out of" (a session's outcome).
 _NEXT_RE = re.compile(r"^\s*(after|once)\b|\bright after\b|\b(came|happened|do|did|ask|asked|was)"
@@ -512,9 +519,12 @@ def units(conn: apsw.Connection, hits: Sequence[Hit], query: str,
     then, title = _then(conn, first, query) if first else (None, "")
     around = list(dict.fromkeys(keys))[:context] if not seen else []
     neighbours = [(s, a, t + d) for s, a, t in around for d in (-1, 1)]
-    if then:
-        neighbours.append(then)
-    by_turn = turns(conn, keys + neighbours)
+    # The turn shown after the first unit: for "what came next", the first of the next
+    # `NEXT_TURNS` that is work (`_works`).
+    tries = NEXT_TURNS if title == _NEXT_TURN else 1
+    later = [(then[0], then[1], then[2] + d) for d in range(tries)] if then else []
+    by_turn = turns(conn, keys + neighbours + later)
+    then = next((k for k in later if k in by_turn and _works(by_turn[k])), then)
     terms = terms_of(query)
     out = []
     for h in hits:
@@ -542,6 +552,14 @@ def units(conn: apsw.Connection, hits: Sequence[Hit], query: str,
             seen.add(then)
         out.append((h, text))
     return out
+
+
+def _works(turn: Sequence[tuple[str, str]]) -> bool:
+    """Whether a turn is work that followed its stream's previous turn: the assistant said
+    something in it, and it is not a compaction summary (which retells the turns before it)."""
+    first = turn[0][1] if turn else ""
+    return (not first.startswith(("[Summary", "[…continued"))
+            and last_said([text for _, text in turn]) is not None)
 
 
 def ending(turn: Sequence[tuple[str, str]], terms: Sequence[str],
