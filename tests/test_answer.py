@@ -208,7 +208,7 @@ def test_a_folded_match_does_not_repeat_what_its_unit_shows():
     unit = "[User]\nwhy?\n\n[Assistant]\nBecause the hash is cut to seven characters.\n\n[…]"
     match = ("[Assistant]\nBecause the hash is cut to seven characters.\n\n"
              "[Tools] Edit cleanup.go\n\n[Assistant]\nFixed: both now keep the full forty-character hash.")
-    assert answer._unseen(match, unit) == (  # (the fold is joined to its unit by a gap)
+    assert answer.unseen(match, unit) == (  # (the fold is joined to its unit by a gap)
         "[Tools] Edit cleanup.go\n\n"
         "[Assistant]\nFixed: both now keep the full forty-character hash.")
     assert answer._fold(match.split("\n\n")[0], unit) == ""  # nothing new: nothing folded

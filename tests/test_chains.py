@@ -355,3 +355,28 @@ def test_a_compaction_summary_match_stands_for_the_turns_it_retells(shared_db: P
     # About the compaction itself: the walk goes on from the summary to the next request.
     assert _turns_of(shared_db, compacted)[0][:2] == ("665369bc", 11)
     assert "Clarify what the final structure of the requests_queue will be" in compacted.text
+
+
+def test_other_matches_leave_out_what_the_chain_or_an_earlier_match_shows(monkeypatch):
+    """An other match's unit shows its turn's other messages, which the chain often already
+    shows: those paragraphs are left out, and a match with nothing new is not shown at all
+    (tune: 26 of 136 2,000-token recall answers repeated the chain's match in 'Other matches')."""
+    from causantic.retrieval.render import Hit
+
+    told = "[Assistant]\nThe flaky test waited on a fixed sleep; it now polls the socket."
+    own = "[Assistant]\nThe retry budget is read from RETRY_MAX, default three attempts."
+
+    def hit(cid: str) -> Hit:
+        return Hit(cid, "s" * 8, "p", "", "2026-01-01T00:00:00Z", "", 1.0, ("keyword",), "")
+
+    def units(conn, hits, query):  # two units repeat the chain's message; one adds its own
+        by = {"b": f"[User]\nwhy is the socket test flaky on CI again?\n\n{told}", "c": told, "d": f"{told}\n\n{own}"}
+        return [(h, by[h.chunk_id]) for h in hits]
+
+    monkeypatch.setattr(chains, "units", units)
+    chain = f"Chain for \"flaky\" (what led to it): 1 chunk.\n\n[1] p · session ssssssss\n{told}"
+    text, others = chains._other_matches(None, "flaky", chain, [hit("a")],  # type: ignore[arg-type]
+                                         [hit("a"), hit("b"), hit("c"), hit("d")], 4000)
+    assert text.count(told) == 1
+    assert [h.chunk_id for h in others] == ["b", "d"]
+    assert own in text and "flaky on CI again?" in text

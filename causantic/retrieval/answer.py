@@ -457,7 +457,7 @@ def _fold(match: str, unit: str) -> str:
     messages already), cut to `FOLD_CHARS`; nothing when nothing new is left or the unit has
     reached `FOLDED_UNIT_CHARS`."""
     room = min(FOLD_CHARS, FOLDED_UNIT_CHARS - len(unit) - len(_GAP))
-    new = _unseen(match, unit)
+    new = unseen(match, unit)
     if not new or room < 100:
         return ""
     return clip(new, room)
@@ -467,7 +467,7 @@ def _fold(match: str, unit: str) -> str:
 _REPEAT_CHARS = 40
 
 
-def _unseen(match: str, unit: str) -> str:
+def unseen(match: str, unit: str) -> str:
     """``match`` without its paragraphs (of `_REPEAT_CHARS` or more) that ``unit`` already
     holds, each run of them marked by one gap; "" when none of its own is left. A paragraph
     counts as held when most of it is lines the unit shows (the two may cut a long message

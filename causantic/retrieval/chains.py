@@ -681,7 +681,16 @@ def _other_matches(conn: apsw.Connection, query: str, text: str, shown: list[Hit
     rest = [h for h in found if h.chunk_id not in inside]
     if not rest:
         return text, []
-    rest = [h.replace(text=t) for h, t in units(conn, rest, query)]
+    # A unit shows its turn's other messages, so it may repeat what the chain (or an earlier
+    # match) shows: those paragraphs are left out, and a match with nothing new is skipped.
+    seen_text = text
+    kept: list[Hit] = []
+    for h, unit in units(conn, rest, query):
+        new = answer.unseen(unit, seen_text)
+        if new:
+            kept.append(h.replace(text=new))
+            seen_text += "\n\n" + new
+    rest = kept
     items, used = render.fit([(render.header(h, len(shown) + i + 1), h.text)
                               for i, h in enumerate(rest)], tokens_for_chars(room), room)
     if not items:
