@@ -37,7 +37,8 @@ How an answer is built:
    taken, so the narrative has no gaps. The text runs oldest first, each chunk under a
    session/time header; every seed the chain passes through is marked; a recall's match
    also shows how its turn ended. Search's other matches, as answer units, fill the rest
-   of the budget (`Other matches:`, `Answer.others`).
+   of the budget (`Other matches:`, `Answer.others`), each without the paragraphs the text
+   above it already shows (`answer.unseen`; a match with nothing new is left out).
 
 When no chain of at least two chunks exists (or none fits), the answer is the search
 results, as answer units, after one line saying so (mode `fallback`).
