@@ -684,9 +684,12 @@ def _other_matches(conn: apsw.Connection, query: str, text: str, shown: list[Hit
         return text, []
     # A unit shows its turn's other messages, so it may repeat what the chain (or an earlier
     # match) shows: those paragraphs are left out, and a match with nothing new is skipped.
+    # Units past the room are never shown: stop once it is filled.
     seen_text = text
     kept: list[Hit] = []
     for h, unit in units(conn, rest, query):
+        if len(seen_text) - len(text) > room:
+            break
         new = answer.unseen(unit, seen_text)
         if new:
             kept.append(h.replace(text=new))
