@@ -392,3 +392,37 @@ def test_a_date_named_without_its_year_is_the_latest_such_day_with_chats(tmp_pat
         plain = search(store, "camping with the kids at the lake on 5 March", max_tokens=2000,
                        mode="keyword")
         assert not plain.results[0].start_time.startswith("2026-03-02")
+
+
+def test_an_outcome_question_leads_with_the_session_its_matches_point_to(tmp_path: Path,
+                                                                          private_home: Path):
+    """One session names the flaky login test once, strongly (the best single match); the
+    other worked on it over several turns and ended with the fix. "What came out of" it is
+    answered from the second: its matches first, then how it ended."""
+    folder = tmp_path / "projects" / "-chat-demo"
+    _session(folder, [("user", "flaky login test flaky login test: plan the flaky login test"),
+                      ("assistant", "Plan: look at the flaky login test retries.")], "2026-03-01")
+    _session(folder, [("user", "the login test is flaky again"),
+                      ("assistant", "Looking at the login test."),
+                      ("user", "is the login test still flaky?"),
+                      ("assistant", "The login test timing is flaky under load."),
+                      ("user", "try the flaky login test with a longer wait"),
+                      ("assistant", "Retrying the login test."),
+                      ("user", "thanks, wrap up"),
+                      ("assistant", "Done: the session timeout was 1s; raised to 5s, 40 green runs.")],
+             "2026-03-02")
+    db = tmp_path / "memory.db"
+    ingest(db, tmp_path / "projects")
+    with open_store(db, readonly=True) as store:
+        plain = search(store, "flaky login test", max_tokens=4000, mode="keyword")
+        asked = search(store, "what came out of the flaky login test", max_tokens=4000,
+                       mode="keyword")
+        raw = search(store, "what came out of the flaky login test", max_tokens=10**6,
+                     mode="keyword", answers=False, limit=10)
+    first = raw.results[0].session_id  # the plan names it best ...
+    other = next(h.session_id for h in raw.results if h.session_id != first)
+    assert [h.session_id for h in raw.results].count(other) >= 2  # ... the work, more often
+    assert plain.results[0].session_id == first  # other questions: rank order, unchanged
+    shown = [h.session_id for h in asked.results]
+    assert shown == sorted(shown, key=lambda sid: sid != other)  # its matches lead
+    assert "[… how it ended]\n\n[Assistant]\nDone: the session timeout was 1s" in asked.results[0].text

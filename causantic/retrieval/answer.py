@@ -19,8 +19,10 @@ result is shown as an *answer unit* (`units`):
   what came after it; a turn that is no work (a compaction summary, a bare "/compact" the
   assistant said nothing to) is passed over for the one after it;
 * when it asks how something turned out ("what came out of the session where X", "the
-  result of X", `asks_outcome`), search's first unit is followed by its stream's last
-  assistant message (`OUTCOME_CHARS`): the match finds the work, the end tells how it ended;
+  result of X", `asks_outcome`), the session the best matches point to most (`session_first`:
+  reciprocal rank summed per session over the first `VOTE_DEPTH`) leads the answer with its
+  matches, and search's first unit is followed by its stream's last assistant message
+  (`OUTCOME_CHARS`): the matches find the session, the end tells how it ended;
 * a conversational match (a turn that is only a message and its reply, no tools, in a stretch
   of such turns: a discussion, a chat) is shown between the message before it and the reply
   after it, for the best `CONTEXT_UNITS` matches (`conversational`): a turn boundary
@@ -72,6 +74,9 @@ UNIT_CHARS = 2600
 #: Characters of a stream's last message shown after the first unit of a "what came out of"
 #: query (its conclusion, not the whole last turn: the budget still holds other answers).
 OUTCOME_CHARS = 700
+#: A "what came out of" question is about one session: the one its best this many candidates
+#: point to most (`session_first`) leads the answer.
+VOTE_DEPTH = 10
 #: A later match of a turn already shown adds at most this much to that turn's unit ...
 FOLD_CHARS = 1200
 #: ... and a unit grows so by later matches to at most this many characters.
@@ -403,8 +408,11 @@ def fill(conn: apsw.Connection, hits: Sequence[Hit], query: str, room: int) -> l
     batches, in rank order, until `room` characters are filled (each costs a turn query and
     compaction: only what can be shown is built). A "what came next" or "what came out of"
     query's first unit also shows the next or last turn of its stream, and the best units of
-    a conversation the messages around them (`units`).
+    a conversation the messages around them (`units`); a "what came out of" query's answer
+    starts with the matches of the session it is most likely about (`session_first`).
     """
+    if asks_outcome(query):
+        hits = session_first(hits)
     out: list[Hit] = []
     seen: set[tuple[str, str, int]] = set()
     heads: dict[tuple[str, str, int], int] = {}  # turn -> the index of the result it heads
@@ -430,6 +438,25 @@ def fill(conn: apsw.Connection, hits: Sequence[Hit], query: str, room: int) -> l
         if used > room:
             break
     return out
+
+
+def session_first(hits: Sequence[Hit], depth: int = VOTE_DEPTH) -> list[Hit]:
+    """The hits with those of the session the first ``depth`` point to most moved first.
+
+    A session scores the reciprocal rank (1/1, 1/2, ...) of each of its hits among the first
+    ``depth``; the best session's hits come first, then the others, each in rank order. A
+    question about what came out of a session is about one session, and its best single
+    match is often in another one (a plan or a review that named the work: a third of the
+    dev set's such questions), while the session asked about matches several times.
+    """
+    weight: dict[str, float] = {}
+    for rank, h in enumerate(hits[:depth], 1):
+        weight[h.session_id] = weight.get(h.session_id, 0.0) + 1.0 / rank
+    if not weight:
+        return list(hits)
+    best = max(weight, key=lambda sid: weight[sid])  # ties: the better-ranked session
+    return ([h for h in hits if h.session_id == best]
+            + [h for h in hits if h.session_id != best])
 
 
 def cut_ending(unit: str) -> str:
