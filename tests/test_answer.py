@@ -8,7 +8,7 @@ from pathlib import Path
 
 from causantic.config import load_settings
 from causantic.ingest.run import run_embed
-from causantic.retrieval import answer
+from causantic.retrieval import answer, compaction
 from causantic.retrieval.search import search
 from causantic.store import open_store
 
@@ -38,7 +38,7 @@ The shadow branch hash is cut to 7 characters but BaseCommit keeps 40."""
 
 
 def test_compact_collapses_tool_runs_and_keeps_what_was_said():
-    out = answer.compact(CHUNK, answer.terms_of("shadow branch"))
+    out = compaction.compact(CHUNK, compaction.terms_of("shadow branch"))
     assert out.startswith("[User]\nwhy does the build fail on CI?")
     assert "Let me look at the failing job." in out
     assert "The shadow branch hash is cut to 7 characters but BaseCommit keeps 40." in out
@@ -54,7 +54,7 @@ def test_compact_collapses_tool_runs_and_keeps_what_was_said():
 def test_a_long_run_of_tool_calls_is_one_short_line():
     run = "\n\n".join(f"[Tool:Bash] gh api repos/entireio/cli/pulls/{n}/comments --paginate | jq '.[].body'"
                        f"\n[Result:Bash]\nok" for n in range(5))
-    out = answer.compact("[User]\nlist the review comments\n\n" + run, ())
+    out = compaction.compact("[User]\nlist the review comments\n\n" + run, ())
     tools = [line for line in out.splitlines() if line.startswith("[Tools]")]
     assert len(tools) == 1 and tools[0].startswith("[Tools] Bash gh api repos/entireio/cli/pulls/0/")
     # About two calls' worth: the rest of the run is cut, not spelled out.
@@ -64,17 +64,17 @@ def test_a_long_run_of_tool_calls_is_one_short_line():
 def test_compact_keeps_output_lines_holding_the_query_words():
     chunk = "[Tool:Bash] grep -rn Fish .\n[Result:Bash]\n" + "\n".join(
         [f"noise line {i}" for i in range(40)] + ["cmd/setup.go:12: shellCompletionTarget fish"])
-    out = answer.compact(chunk, answer.terms_of("shellCompletionTarget"))
+    out = compaction.compact(chunk, compaction.terms_of("shellCompletionTarget"))
     assert "  cmd/setup.go:12: shellCompletionTarget fish" in out
     assert "noise line 7" not in out
 
 
 def test_a_long_message_keeps_its_head_and_the_lines_with_the_query():
     body = "\n".join(f"step {i} of the plan" for i in range(200)) + "\nthe ShutdownTimeout is 0"
-    out = answer.compact("[Assistant]\n" + body, answer.terms_of("ShutdownTimeout"))
+    out = compaction.compact("[Assistant]\n" + body, compaction.terms_of("ShutdownTimeout"))
     assert out.startswith("[Assistant]\nstep 0 of the plan")
     assert "the ShutdownTimeout is 0" in out and "more lines]" in out
-    assert len(out) < answer.ASSISTANT_CHARS + 300
+    assert len(out) < compaction.ASSISTANT_CHARS + 300
 
 
 def test_extract_brings_the_turns_conclusion_to_a_matched_prompt():
@@ -82,7 +82,7 @@ def test_extract_brings_the_turns_conclusion_to_a_matched_prompt():
             ("b", "[Tool:Bash] ./entire help\n[Result:Bash]\n" + "x\n" * 50),
             ("c", "[Assistant]\nChecking the telemetry client.\n\n[Tool:Read] main.go"),
             ("d", "[Assistant]\nFixed: PostHog's ShutdownTimeout now 100 ms; ~800 ms -> ~135 ms.")]
-    out = answer.extract(turn, "a", answer.terms_of("shell prompt hangs"))
+    out = answer.extract(turn, "a", compaction.terms_of("shell prompt hangs"))
     assert out.startswith("[User]\nthe shell prompt hangs")
     assert "Fixed: PostHog's ShutdownTimeout now 100 ms" in out
     assert out.index("Checking the telemetry") < out.index("Fixed:")  # conversation order
@@ -195,13 +195,13 @@ def test_what_the_user_said_in_a_tool_result_is_kept_as_their_text():
     text = (f"[Tool:AskUserQuestion] {{\"questions\": []}}\n\n[Result:AskUserQuestion]\n{answered}"
             f"\n\n[Tool:Write] /src/summarise.go\n\n[Result:Write error]\n{rejected}"
             "\n\n[Assistant]\nUnderstood.")
-    shown = answer.compact(text)
+    shown = compaction.compact(text)
     assert shown == ("[Tools] AskUserQuestion {\"questions\": []}; Write summarise.go\n\n"
                      '[User]\n"Which tools should we set up?"="Credo + Dialyxir + mix_audit",'
                      ' "Which rig?"="No rig".\n\n'
                      "[User]\nthere is already scoped transcript code in explain, let's avoid"
                      " code duplication\n\n[Assistant]\nUnderstood.")
-    assert answer.user_words("STOP what you are doing and wait for the user") == ""
+    assert compaction.user_words("STOP what you are doing and wait for the user") == ""
 
 
 def test_a_folded_match_does_not_repeat_what_its_unit_shows():
@@ -264,7 +264,7 @@ def test_each_search_result_is_a_distinct_turn(shared_db: Path):
     later = [h for h in raw.results if turn_of[h.chunk_id][:3] == first][1:]
     assert later  # the turn matched more than once ...
     folded = [h for h in later
-              if answer.compact(h.text, answer.terms_of(query))[:200] in found.results[0].text]
+              if compaction.compact(h.text, compaction.terms_of(query))[:200] in found.results[0].text]
     assert folded  # ... and a later match is inside the first answer, which names it
     assert {h.chunk_id for h in folded} <= set(found.results[0].also)
     assert found.results[0].as_dict()["also_matched"] == list(found.results[0].also)
@@ -276,7 +276,7 @@ def test_compact_keeps_a_failed_tool_calls_message():
     text = ("[User]\ncommit\n\n[Tool:Skill] {\"skill\": \"commit\"}\n\n[Result:Skill error]\n"
             "<tool_use_error>Unknown skill: commit</tool_use_error>\n\n"
             "[Tool:Bash] git status\n\n[Result:Bash]\nOn branch main")
-    out = answer.compact(text)
+    out = compaction.compact(text)
     assert "  <tool_use_error>Unknown skill: commit</tool_use_error>" in out
     assert "On branch main" not in out
 

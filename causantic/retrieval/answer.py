@@ -5,7 +5,7 @@ then the assistant's explanation, the edit that fixed it, the outcome. Search of
 the prompt or a tool's output while the answer sits elsewhere in the same turn. So a search
 result is shown as an *answer unit* (`units`):
 
-* the matched chunk, compacted (`compact`);
+* the matched chunk, compacted (`compaction.compact`);
 * the turn's other assistant messages, chosen by `extract` within `UNIT_CHARS`: its
   conclusion (the last message) first, then those holding the query's words, then the ones
   nearest the match; shown in conversation order, gaps marked ``[…]``;
@@ -29,13 +29,8 @@ result is shown as an *answer unit* (`units`):
   splits an exchange arbitrarily there, and a question asked at the end of one turn is
   answered at the start of the next.
 
-`compact` keeps what people and the assistant wrote and cuts what tools printed: user and
-assistant text stay (very long ones keep their head and the lines holding the query's
-words), and each run of tool calls becomes one ``[Tools]`` line (tool and target) followed
-by at most a few lines of their output: error lines and lines holding the query's words; what
-the user said inside a tool result (answers to the assistant's questions, why they rejected a
-tool call: `user_words`) is kept as their text.
-The stored text stays whole; this is rendering only. Pure Python: hooks render through it.
+Matches are compacted by `causantic.retrieval.compaction` (tool output cut hard, what people
+wrote kept). The stored text stays whole; this is rendering only. Pure Python: hooks render through it.
 """
 
 from __future__ import annotations
@@ -45,30 +40,20 @@ from collections.abc import Sequence
 
 import apsw
 
-from causantic.retrieval.fts import query_terms
+from causantic.retrieval.compaction import (
+    ASSISTANT_CHARS,
+    blocks_of,
+    compact,
+    head_cut,
+    holds,
+    terms_of,
+)
 from causantic.retrieval.render import Hit
 from causantic.store import chunks as chunk_store
 from causantic.tokens import clip
 
-#: Where a block starts inside a chunk's text.
-_BLOCK_RE = re.compile(r"\n\n(?=\[(?:User|Assistant|Tool:|Result:|Summary|Command|…continued))")
-_TOOL_RE = re.compile(r"^\[Tool:([^\]]+)\] ?(.*)$")
-#: An error word on its own or at the end of a snake_case name (Claude Code wraps a failed tool
-#: call's message in ``<tool_use_error>``).
-_ERROR_RE = re.compile(r"(?:\b|(?<=_))(error|fail(ed|ure|s)?|panic|exception|traceback|fatal|denied|"
-                       r"undefined|cannot|exit code [1-9])\b", re.I)
-_PATH_RE = re.compile(r"^(/|~/|\./)?([\w.@-]+/)+[\w.@-]+$")
-#: Characters kept per kind of block (a cut block ends in a "[… n more lines]" marker).
-USER_CHARS = 700
+#: Characters of a turn's prompt shown with a unit whose match is not the turn's first chunk.
 PROMPT_CHARS = 300
-ASSISTANT_CHARS = 1200
-SUMMARY_CHARS = 900
-LINE_CHARS = 180
-#: A run's ``[Tools]`` line: about two calls. What the calls were matters less than what came
-#: of them and what was said; a longer line pushed other answers' text out of the budget
-#: (tune: search +1 question at 2k/4k, recall +1, predict +1; report: search and predict +1 at 2k).
-TOOLS_LINE_CHARS = 160
-MATCH_LINES = 3
 #: An answer unit's characters at most (about 750 tokens): five fit a 4,000-token answer.
 UNIT_CHARS = 2600
 #: Characters of a stream's last message shown after the first unit of a "what came out of"
@@ -113,130 +98,6 @@ _AFTER_RE = re.compile(rf"\n\n\[… (?:{_ENDED}|{_NEXT_TURN})\]\n\n")
 _GAP = "\n\n[…]\n\n"
 #: What a result adds to its unit's text in the rendered answer (header, separator), about.
 _RESULT_CHARS = 80
-
-
-def terms_of(query: str) -> list[str]:
-    """The query's words worth keeping lines for (3+ characters), lower-cased."""
-    out = []
-    for phrase in query_terms(query):
-        out += [w for w in phrase.split() if len(w) >= 3]
-    return list(dict.fromkeys(out))
-
-
-def _strong(term: str) -> bool:
-    """An identifier-like term: one is enough to keep a line (plain words need two)."""
-    return len(term) >= 8 or any(c.isdigit() or c in "_." for c in term)
-
-
-def holds(line: str, terms: Sequence[str]) -> bool:
-    """Whether a line holds the query: one identifier-like term, or two words."""
-    low = line.lower()
-    found = [t for t in terms if t in low]
-    return any(_strong(t) for t in found) or len(found) >= 2
-
-
-def blocks_of(text: str) -> list[str]:
-    return _BLOCK_RE.split(text)
-
-
-def compact(text: str, terms: Sequence[str] = ()) -> str:
-    """A chunk's text with tool calls and their output cut hard (module docstring)."""
-    out: list[str] = []
-    run: list[str] = []
-    for block in blocks_of(text):
-        if block.startswith(("[Tool:", "[Result:")):
-            run.append(block)
-            continue
-        if run:
-            out.append(_tools(run, terms))
-            run = []
-        out.append(_text_block(block, terms))
-    if run:
-        out.append(_tools(run, terms))
-    return "\n\n".join(b for b in out if b)
-
-
-def _text_block(block: str, terms: Sequence[str]) -> str:
-    if block.startswith("[Assistant"):
-        return _head_cut(block, ASSISTANT_CHARS, terms)
-    if block.startswith(("[Summary", "[Command")):
-        return _head_cut(block, SUMMARY_CHARS, terms)
-    return _head_cut(block, USER_CHARS, terms)
-
-
-def _line(line: str, limit: int = LINE_CHARS) -> str:
-    return clip(line.rstrip(), limit)
-
-
-def _head_cut(block: str, limit: int, terms: Sequence[str]) -> str:
-    """The block's head up to `limit` characters (at a line end), plus lines holding terms."""
-    if len(block) <= limit:
-        return block
-    cut = block[:limit]
-    nl = cut.rfind("\n")
-    if nl > limit // 2:
-        cut = cut[:nl]
-    rest = [x for x in block[len(cut):].split("\n") if x.strip()]
-    extra = [_line(x) for x in rest if holds(x, terms)][:MATCH_LINES]
-    return "\n".join([cut.rstrip(), *extra, f"[… {len(rest) - len(extra)} more lines]"])
-
-
-def _target(name: str, arg: str) -> str:
-    """A tool call in a few words: the tool and its file's name, command or argument."""
-    arg = arg.strip()
-    if _PATH_RE.match(arg.split(" ")[0] if arg else ""):
-        arg = arg.split(" ")[0].rsplit("/", 1)[-1]
-    arg = arg.split("  # ")[0]
-    return f"{name} {_line(arg, 70)}".strip()
-
-
-def _tools(run: Sequence[str], terms: Sequence[str]) -> str:
-    """A run of tool calls and results as one line plus their telling output lines, then
-    what the user said in them (`user_words`) as user text."""
-    calls: list[str] = []
-    kept: list[str] = []
-    said: list[str] = []
-    for block in run:
-        head, _, body = block.partition("\n")
-        m = _TOOL_RE.match(head)
-        if m:
-            calls.append(_target(m.group(1), m.group(2)))
-            lines = body.split("\n")
-            errors = False
-        else:
-            words = user_words(body)
-            if words:
-                said.append(_head_cut(f"[User]\n{words}", USER_CHARS, terms))
-                continue
-            lines = body.split("\n")
-            errors = "error" in head
-        for x in lines:
-            if len(kept) >= MATCH_LINES:
-                break
-            if not x.strip() or x.startswith("[…"):
-                continue
-            if holds(x, terms) or ((errors or not m) and _ERROR_RE.search(x) and len(x) > 12):
-                kept.append("  " + _line(x.strip()))
-    line = "; ".join(dict.fromkeys(calls))
-    line = f"[Tools] {_line(line, TOOLS_LINE_CHARS)}" if line else "[Tools]"
-    return "\n\n".join(["\n".join([line, *dict.fromkeys(kept)]), *said])
-
-
-#: How Claude Code words a tool result that carries the user's own words: the answers to
-#: its questions (AskUserQuestion), or why they rejected a tool call.
-_ANSWERED = "User has answered your questions: "
-_ANSWERED_END = re.compile(r"\s*You can now continue with the user's answers in mind\.?\s*$")
-_REJECTED_SAID = "To tell you how to proceed, the user said:\n"
-
-
-def user_words(result: str) -> str:
-    """What the user said inside a tool result (their answers to the assistant's questions, or
-    what they said when rejecting a tool call), "" when it holds none: a decision, kept as
-    the user's text rather than cut as tool output."""
-    if result.startswith(_ANSWERED):
-        return _ANSWERED_END.sub("", result[len(_ANSWERED):]).strip()
-    _, found, words = result.partition(_REJECTED_SAID)
-    return words.strip() if found else ""
 
 
 # -- one unit per turn -----------------------------------------------------------------------
@@ -294,7 +155,7 @@ def extract(turn: Sequence[tuple[str, str]], anchor: str, terms: Sequence[str],
                 chosen[(c[0], c[1])] = c[2]
                 room -= cost
             elif c is last and room > 300:
-                cut = _head_cut(c[2], room - 60, terms)
+                cut = head_cut(c[2], room - 60, terms)
                 chosen[(c[0], c[1])] = cut
                 room -= len(cut) + 8
     parts = ([prompt] if prompt else []) + [chosen[k] for k in sorted(chosen) if k[0] < at]
@@ -306,7 +167,7 @@ def prompt_of(turn: Sequence[tuple[str, str]], limit: int = PROMPT_CHARS) -> str
     """A turn's prompt (its first chunk's user message), cut to `limit` characters; "" when
     the turn does not start with one (a sub-agent's or a resumed stream's first turn)."""
     first = blocks_of(turn[0][1])[0] if turn else ""
-    return _head_cut(first, limit, ()) if first.startswith("[User") else ""
+    return head_cut(first, limit, ()) if first.startswith("[User") else ""
 
 
 def last_said(texts: Sequence[str]) -> str | None:
@@ -321,7 +182,7 @@ def with_conclusion(shown: str, last_chunk: str, terms: Sequence[str],
     said = last_said([last_chunk])
     if said is None:
         return shown
-    return f"{shown}\n\n[… how this turn ended]\n\n{_head_cut(said, limit, terms)}"
+    return f"{shown}\n\n[… how this turn ended]\n\n{head_cut(said, limit, terms)}"
 
 
 def conversational(turn: Sequence[tuple[str, str]]) -> bool:
@@ -595,7 +456,7 @@ def ending(turn: Sequence[tuple[str, str]], terms: Sequence[str],
     (the whole last turn, compacted, when it has no assistant message)."""
     said = last_said([text for _, text in turn])
     if said is not None:
-        return _head_cut(said, limit, terms)
+        return head_cut(said, limit, terms)
     return extract(turn, turn[-1][0], terms, limit)
 
 

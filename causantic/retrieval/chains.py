@@ -57,7 +57,7 @@ import apsw
 
 from causantic.config import ANSWER_TOKENS
 from causantic.errors import UsageError
-from causantic.retrieval import answer, render
+from causantic.retrieval import answer, compaction, render
 from causantic.retrieval.answer import units
 from causantic.retrieval.fts import doc_counts, idf, query_terms, term_stems
 from causantic.retrieval.projects import resolve_project
@@ -603,9 +603,9 @@ def _render_chain(
     lead = (f"{notice}\n" if notice else "") + _title(query, direction, walk_order) + "\n\n"
     # The title's counts may grow by a few digits; a small budget goes to the chain whole.
     room = max(int(limit * CHAIN_SHARE), min(limit, CHAIN_MIN_CHARS)) - len(lead) - 12
-    terms = answer.terms_of(query)
+    terms = compaction.terms_of(query)
     n = len(walk_order) + len(following)
-    texts = [answer.compact(h.text, terms) for h in walk_order]
+    texts = [compaction.compact(h.text, terms) for h in walk_order]
     if (direction == BACKWARD or skipped) and walk_order:
         seed = walk_order[0].chunk_id
         turn = _turn_of(conn, seed)
@@ -620,7 +620,7 @@ def _render_chain(
     # Budget order: the seed, then the two sides alternately, nearest first.
     sides = [(0, walk_order[0], texts[0])] if walk_order else []
     back = [(-1, h, t) for h, t in zip(walk_order[1:], texts[1:])]
-    fwd = [(1, h, answer.compact(h.text, terms)) for h in following]
+    fwd = [(1, h, compaction.compact(h.text, terms)) for h in following]
     for i in range(max(len(back), len(fwd))):
         sides += ([fwd[i]] if i < len(fwd) else []) + ([back[i]] if i < len(back) else [])
     taken: list[tuple[int, Hit, str]] = []

@@ -500,7 +500,7 @@ def _about(db: apsw.Connection | Store, sel: _Selection, query: str, limit: int,
     """The session a question is about: its header, opening, matching turns and ending."""
     # deferred: search and answer units (and, for vectors, numpy) load only for a question,
     # never on the session-start hook's path
-    from causantic.retrieval import answer
+    from causantic.retrieval import answer, compaction
     from causantic.retrieval.search import search
 
     store = _as_store(db)
@@ -513,7 +513,7 @@ def _about(db: apsw.Connection | Store, sel: _Selection, query: str, limit: int,
         text = f'No session of project "{sel.project}" matches "{render.quote_query(query)}".'
         return _result(query, _ABOUT_MODE, [], render.cap(text, limit), started)
     matches = [h for h in hits if h.session_id == sid]
-    terms = answer.terms_of(query)
+    terms = compaction.terms_of(query)
     head = _about_header(conn, sel.project, sid, query, found.notice, chosen=not sel.session)
     opening = _opening(conn, sid, int(limit * OPENING_SHARE))
     end_key, ending = _ending(conn, sid, terms, int(limit * ENDING_SHARE))
