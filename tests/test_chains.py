@@ -380,3 +380,23 @@ def test_other_matches_leave_out_what_the_chain_or_an_earlier_match_shows(monkey
     assert text.count(told) == 1
     assert [h.chunk_id for h in others] == ["b", "d"]
     assert own in text and "flaky on CI again?" in text
+
+
+def test_a_what_came_next_seed_takes_in_its_turns_later_matches_as_search_does(shared_db: Path):
+    """Search's first unit for "what came next" holds the later matches of its turn (one
+    result per turn) and then the next turn; predict's seed, shown with the rest of its turn,
+    does the same, and its chain has room for it whole and the next turn. The shell
+    completion turn's later match (the test run: "All 9 tests pass.") was an other match
+    that a 2,000-token predict never reached, while search's first unit showed it."""
+    asked = "after the fish shell completion tests passed, what did we do next"
+    with open_store(shared_db, readonly=True) as store:
+        found = search(store, asked, max_tokens=2000)
+        after = predict(store, asked, max_tokens=2000)
+    passed = "All 9 tests pass. Now let me run the full pre-commit checks."
+    assert found.results[0].also and passed in found.text
+    seed = after.results[0]
+    assert seed.seed and seed.chunk_id == found.results[0].chunk_id
+    assert seed.also == found.results[0].also  # the same later match, folded the same way
+    assert passed in after.text.split("Other matches:")[0]
+    assert _turns_of(shared_db, after)[1][1] == _turns_of(shared_db, after)[0][1] + 1
+    assert after.text.count(passed) == 1

@@ -286,11 +286,10 @@ def fill(conn: apsw.Connection, hits: Sequence[Hit], query: str, room: int) -> l
             key = where[h.chunk_id][:3] if h.chunk_id in where else None
             j = heads.get(key) if key is not None else None
             if j is not None:
-                extra = _fold(text, out[j].text)
-                if extra:
-                    out[j] = out[j].replace(text=_joined(out[j].text, extra),
-                                            also=(*out[j].also, h.chunk_id))
-                    used += len(extra) + len(_GAP)
+                grown = fold_in(out[j].text, text)
+                if grown != out[j].text:
+                    used += len(grown) - len(out[j].text)
+                    out[j] = out[j].replace(text=grown, also=(*out[j].also, h.chunk_id))
                 continue
             if key is not None:
                 heads[key] = len(out)
@@ -337,6 +336,14 @@ def _joined(unit: str, extra: str) -> str:
     if at is None:
         return unit + _GAP + extra
     return unit[: at.start()] + _GAP + extra + unit[at.start():]
+
+
+def fold_in(unit: str, match: str) -> str:
+    """``unit`` with what a later match of its turn adds (``match`` compacted: `_fold`) joined
+    to its turn's part; ``unit`` itself when the match adds nothing. Search's one result per
+    turn (`fill`), and predict's seed shown with the rest of its turn (`chains`)."""
+    extra = _fold(match, unit)
+    return _joined(unit, extra) if extra else unit
 
 
 def _fold(match: str, unit: str) -> str:

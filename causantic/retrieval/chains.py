@@ -7,7 +7,8 @@ How an answer is built:
    asks what followed something (`answer.follows`: "after X, what came next", "once X was
    done") treats each match as the situation: its walk starts at the next turn of the
    seed's stream, and the seed is shown with the rest of its own turn (`answer.extract`,
-   its conclusion first). A seed that is a compaction summary, which retells the turns
+   its conclusion first) and, as search's first unit, its turn's later matches folded in
+   (`answer.fold_in`), with room in the chain for it whole and the next turn. A seed that is a compaction summary, which retells the turns
    before it, is first replaced by the best-matching chunk of the `answer.SUMMARY_TURNS` turns
    it follows (not when the question is about the compaction itself).
 2. **Explore**: from every seed, follow edges backward (recall: what led here) or forward
@@ -297,8 +298,10 @@ def walk_seeded(
             following.append(later)
     skipped = len(chosen.ids) > 1 and starts.get(chosen.ids[0]) == chosen.ids[1] and \
         bool(hits) and hits[0].chunk_id == chosen.ids[0]
+    # a seed shown with the rest of its turn takes in search's later matches of that turn
+    rest = [h for h in found.results if h.chunk_id not in chosen.ids] if skipped else []
     text, shown = _render_chain(store.conn, query, direction, hits, max_tokens, max_chars,
-                                notice, following, skipped)
+                                notice, following, skipped, rest)
     if not shown:
         return _fallback(store, query, direction, found.results[:limit], max_tokens, max_chars,
                          notice, started, too_small=True)
@@ -589,6 +592,7 @@ def _render_chain(
     notice: str | None,
     following: Sequence[Hit] = (),
     skipped: bool = False,
+    matches: Sequence[Hit] = (),
 ) -> tuple[str, list[Hit]]:
     """Spend the budget from the seed outward; return the text and the shown hits, oldest first.
 
@@ -596,7 +600,10 @@ def _render_chain(
     forward from it, and the budget goes to the two sides in turn, nearest first. Chunks are
     shown compacted (`answer.compact`: tool calls and output cut hard); a recall's match
     without a resolution path is shown with the rest of its turn (`answer.extract`), and so
-    is a predict's match whose path ``skipped`` to the next turn.
+    is a predict's match whose path ``skipped`` to the next turn. That seed is shown as
+    search's first unit is: the later ``matches`` (search's, in rank order) of its turn fold
+    into it (`answer.fold_in`, named in its `Hit.also`), and the chain's room holds it whole
+    and `answer.FOLLOW_CHARS` more for the next turn.
     """
 
     limit = char_limit(max_tokens, max_chars)
@@ -617,6 +624,11 @@ def _render_chain(
         elif turn and turn[-1][0] not in path | {seed}:
             # a recall's match with how its turn ended, unless the path shows it
             texts[0] = answer.with_conclusion(texts[0], turn[-1][1], terms)
+        if skipped:  # as search's first unit: later matches folded, room for the next turn
+            texts[0], first = _folded(texts[0], walk_order[0], turn, matches, terms)
+            walk_order = [first, *walk_order[1:]]
+            whole = len(render.header(first, n)) + 1 + len(texts[0])
+            room = max(room, min(limit - len(lead) - 12, whole + answer.FOLLOW_CHARS))
     # Budget order: the seed, then the two sides alternately, nearest first.
     sides = [(0, walk_order[0], texts[0])] if walk_order else []
     back = [(-1, h, t) for h, t in zip(walk_order[1:], texts[1:])]
@@ -649,6 +661,21 @@ def _render_chain(
     return f"{head}\n\n{render.join(items)}", shown
 
 
+def _folded(text: str, seed: Hit, turn: Sequence[tuple[str, str]], matches: Sequence[Hit],
+            terms: Sequence[str]) -> tuple[str, Hit]:
+    """A seed's text with its turn's later ``matches`` folded in, as search's first unit
+    holds them (`answer.fill`), and the seed naming them (`Hit.also`)."""
+    mine = {cid for cid, _ in turn} - {seed.chunk_id}
+    also = list(seed.also)
+    for m in matches:
+        if m.chunk_id in mine:
+            grown = answer.fold_in(text, answer.compact(m.text, terms))
+            if grown != text:
+                text = grown
+                also.append(m.chunk_id)
+    return text, seed.replace(also=tuple(also)) if also else seed
+
+
 def _turn_of(conn: apsw.Connection, chunk_id: str) -> list[tuple[str, str]]:
     """[(chunk id, text)] of the turn holding a chunk, in stream order ([] if it is gone)."""
     where = answer.positions(conn, [chunk_id])
@@ -678,7 +705,7 @@ def _other_matches(conn: apsw.Connection, query: str, text: str, shown: list[Hit
     room = limit - len(text) - len(render.SEPARATOR) - len(OTHER_MATCHES) - 2
     if room < _MIN_OTHER_CHARS:
         return text, []
-    inside = {h.chunk_id for h in shown}
+    inside = {h.chunk_id for h in shown} | {cid for h in shown for cid in h.also}
     rest = [h for h in found if h.chunk_id not in inside]
     if not rest:
         return text, []
