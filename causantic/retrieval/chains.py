@@ -31,7 +31,7 @@ How an answer is built:
    median the longer episode wins. The chain through search's best match is kept unless
    another seed's scores `CLEARLY_BETTER` times more (ties: better-ranked seed, longer chain).
    A recall also takes the best forward path from its seed: the resolution that followed.
-5. **Render**: chunks are compacted (`answer.compact`). The chain gets `CHAIN_SHARE` of the
+5. **Render**: chunks are compacted (`compaction.compact`). The chain gets `CHAIN_SHARE` of the
    budget (at least `CHAIN_MIN_CHARS`), spent from the seed outward, nearest first on both
    sides, so the match itself is never the chunk that gets cut; the first chunk that does
    not fit whole is shortened at a block boundary (with a marker) and nothing beyond it is
@@ -78,7 +78,7 @@ DEFAULT_SEEDS = 5
 DEFAULT_LIMIT = 20  # most chunks in one chain (and most fallback results)
 #: Another seed's chain replaces the best match's only when it scores this many times more.
 CLEARLY_BETTER = 1.5
-#: Rendered chunks are compacted (`answer.compact`): about this share of their stored size.
+#: Rendered chunks are compacted (`compaction.compact`): about this share of their stored size.
 COMPACT_SHARE = 0.35
 #: The chain's share of the budget; search's other matches may fill the rest.
 CHAIN_SHARE = 0.5
@@ -598,7 +598,7 @@ def _render_chain(
 
     ``walk_order`` starts at the seed; ``following`` (a recall's resolution) continues
     forward from it, and the budget goes to the two sides in turn, nearest first. Chunks are
-    shown compacted (`answer.compact`: tool calls and output cut hard); a recall's match
+    shown compacted (`compaction.compact`: tool calls and output cut hard); a recall's match
     without a resolution path is shown with the rest of its turn (`answer.extract`), and so
     is a predict's match whose path ``skipped`` to the next turn. That seed is shown as
     search's first unit is: the later ``matches`` (search's, in rank order) of its turn fold
@@ -669,7 +669,7 @@ def _folded(text: str, seed: Hit, turn: Sequence[tuple[str, str]], matches: Sequ
     also = list(seed.also)
     for m in matches:
         if m.chunk_id in mine:
-            grown = answer.fold_in(text, answer.compact(m.text, terms))
+            grown = answer.fold_in(text, compaction.compact(m.text, terms))
             if grown != text:
                 text = grown
                 also.append(m.chunk_id)
