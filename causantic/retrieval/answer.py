@@ -30,7 +30,8 @@ result is shown as an *answer unit* (`units`):
   answered at the start of the next.
 
 Matches are compacted by `causantic.retrieval.compaction` (tool output cut hard, what people
-wrote kept). The stored text stays whole; this is rendering only. Pure Python: hooks render through it.
+wrote kept). The stored text stays whole; this is rendering only. Pure Python: hooks render
+through it.
 """
 
 from __future__ import annotations

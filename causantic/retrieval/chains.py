@@ -8,9 +8,10 @@ How an answer is built:
    done") treats each match as the situation: its walk starts at the next turn of the
    seed's stream, and the seed is shown with the rest of its own turn (`answer.extract`,
    its conclusion first) and, as search's first unit, its turn's later matches folded in
-   (`answer.fold_in`), with room in the chain for it whole and the next turn. A seed that is a compaction summary, which retells the turns
-   before it, is first replaced by the best-matching chunk of the `answer.SUMMARY_TURNS` turns
-   it follows (not when the question is about the compaction itself).
+   (`answer.fold_in`), with room in the chain for it whole and the next turn. A seed that
+   is a compaction summary, which retells the turns before it, is first replaced by the
+   best-matching chunk of the `answer.SUMMARY_TURNS` turns it follows (not when the
+   question is about the compaction itself).
 2. **Explore**: from every seed, follow edges backward (recall: what led here) or forward
    (predict: what came next): `next`, `brief`/`debrief` (sub-agents) and `continues`
    (resumed or compacted sessions). Adjacency, chunk sizes and step scores are fetched in
