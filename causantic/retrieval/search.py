@@ -1,26 +1,27 @@
 """`search`: what do we know about X.
 
 Modes: `keyword` (BM25 over FTS5), `vector` (KNN over chunk windows), `hybrid` (default: both
-lists fused by a weighted sum of their scaled scores, the keyword side weighing more when
-its best hit holds the query's rare terms, then MMR diversification with the stored vectors;
-see `fusion`). A question naming a date ("on 3 June, 2023", "in August 2023":
+lists fused by a weighted sum of their scaled scores, the keyword side weighing more when its
+best hit holds the query's rare terms, then MMR diversification with the stored vectors; see
+`fusion`). A question naming a date ("on 3 June, 2023", "in August 2023":
 `timestamps.named_period`; without its year, "on 3 June", "in June": the latest such day or
 month with chunks, `question_period`) is answered from that day or month first: each list is
 drawn `DATED_DEPTH` deep, candidates past its usual depth are kept only from that period, and
-the period's candidates rank before the others (each group in its usual order). Scores: BM25 (keyword), the best window's cosine (vector) or the fused score
-in [0, 1] (hybrid), scaled down in the vector modes for "thin" chunks such as a bare `/exit`
-and its echo (`fusion.is_thin`). Exact and near duplicates (the same tool output twice, a summary
-repeating a chunk) are collapsed at read time so they do not crowd out the results (nothing is
-deleted). For a "what came next" question, a compaction summary among the candidates gives
-its rank to the turn it retells (`answer.behind_summaries`). When the vector side cannot answer (no vectors yet, model or sqlite-vec missing,
-vectors from another model), `vector`/`hybrid` answer from keywords and say why in one line
-(`notice`); they never fail because of it. Each hit is shown as its answer unit (the match
-compacted, with what answered it in its turn: `causantic.retrieval.answer`), as many as the
-token budget holds; the answer is rendered under that budget;
-`text` is exactly what the CLI's `--json` and the MCP tool report.
+the period's candidates rank before the others (each group in its usual order). Scores: BM25
+(keyword), the best window's cosine (vector) or the fused score in [0, 1] (hybrid), scaled down
+in the vector modes for "thin" chunks such as a bare `/exit` and its echo (`fusion.is_thin`).
+Exact and near duplicates (the same tool output twice, a summary repeating a chunk) are
+collapsed at read time so they do not crowd out the results (nothing is deleted). For a "what
+came next" question, a compaction summary among the candidates gives its rank to the turn it
+retells (`answer.behind_summaries`). When the vector side cannot answer (no vectors yet, model
+or sqlite-vec missing, vectors from another model), `vector`/`hybrid` answer from keywords and
+say why in one line (`notice`); they never fail because of it. Each hit is shown as its answer
+unit (the match compacted, with what answered it in its turn: `causantic.retrieval.answer`), as
+many as the token budget holds; the answer is rendered under that budget; `text` is exactly
+what the CLI's `--json` and the MCP tool report.
 
-This module imports no numpy or onnxruntime: the vector code is imported only for the
-`vector` and `hybrid` modes, and only once stored vectors are known to exist.
+This module imports no numpy or onnxruntime: the vector code is imported only for the `vector`
+and `hybrid` modes, and only once stored vectors are known to exist.
 """
 
 from __future__ import annotations
