@@ -260,6 +260,22 @@ def test_an_outcome_question_shows_the_sessions_end_once_and_last(shared_db: Pat
     assert text.rindex("## Matching turn") < text.index("## How it ended") < text.index(last[:80])
 
 
+def test_a_matching_request_the_user_interrupted_shows_what_the_next_turn_answered(
+        shared_db: Path):
+    """A request interrupted before any answer was sent again in the next turn: what came of
+    it is that turn's answer, shown right after it (and the next gap counts from there)."""
+    conn = _conn(shared_db)
+    query, answered = "attribution calculation silently fails logging", "Done. I added logging"
+    text = reconstruct(conn, "cli", query=query, session="6113e919", max_tokens=800).text
+    asked = text.index("Can we add logging?\n\n[interrupted by user]\n\n[… the next turn]")
+    assert text.index(answered) > asked and text.count(answered) == 1
+    assert "turns left out]" in text[asked:]
+    assert approx_tokens(text) <= 800
+    # With room for the next turn's own unit, which shows that answer, it is shown once.
+    wide = reconstruct(conn, "cli", query=query, session="6113e919", max_tokens=3000).text
+    assert wide.count(answered) == 1 and "[… the next turn]" not in wide
+
+
 @pytest.mark.parametrize("max_tokens", [250, 600, 1200, 3000, 8000])
 def test_a_question_answer_stays_within_its_budget(shared_db: Path, max_tokens: int):
     conn = _conn(shared_db)

@@ -331,6 +331,11 @@ def shows_next_turn(unit: str) -> bool:
     return f"\n\n[… {_NEXT_TURN}]\n\n" in unit
 
 
+def with_next(unit: str, turn: str) -> str:
+    """A unit followed by (what it shows of) the next turn of its stream (`shows_next_turn`)."""
+    return f"{unit}\n\n[… {_NEXT_TURN}]\n\n{turn}"
+
+
 def _joined(unit: str, extra: str) -> str:
     """`extra` added to its turn's part of `unit` (before a next turn or ending shown after it)."""
     at = _AFTER_RE.search(unit)

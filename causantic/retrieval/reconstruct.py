@@ -15,7 +15,8 @@
   times, branch, title), then shows in conversation order, gaps marked ``[…]``: what it set
   out to do (its opening prompt, and the next one when the first is a bare slash command),
   the turns matching the question as answer units (`answer.fill`: the match compacted with
-  its turn's conclusion, one per turn, best first until the budget is spent), and how it
+  its turn's conclusion, one per turn, best first until the budget is spent; a request the
+  user interrupted before any answer with the next turn's answer, `_answered`), and how it
   ended (its main stream's last assistant message, `answer.ending`). The opening and the
   ending take at most `OPENING_SHARE` and `ENDING_SHARE` of the budget; the matches the rest.
   `mode` does not apply.
@@ -70,6 +71,7 @@ _REBUILD_MIN = 3 * _MIN_SHORTENED
 _GAP = "\n\n[…]\n\n"
 #: What a part adds to its text: its title line and the gap before it, about.
 _PART_CHARS = 60
+_INTERRUPTED = "[interrupted by user]"
 _TODO_MARKS = {"completed": "x", "in_progress": "~"}
 
 
@@ -521,6 +523,7 @@ def _about(db: apsw.Connection | Store, sel: _Selection, query: str, limit: int,
     # match how that sub-agent ended (its report); the main stream's end is shown last.
     units = [h.replace(text=answer.cut_ending(h.text)) if not h.agent_id else h
              for h in answer.fill(conn, matches, query, limit)]
+    units, plain = _answered(conn, units, terms)
     # The opening or the ending may already be inside a matching turn's unit: then its room
     # goes to the matches (a second fit, string work only but for one rebuilt unit).
     room = limit - len(head) - len(opening[1]) - len(ending) - 3 * _PART_CHARS
@@ -529,6 +532,7 @@ def _about(db: apsw.Connection | Store, sel: _Selection, query: str, limit: int,
     if held:
         shown, truncated = _fit_units(conn, units, room + sum(map(len, held)), terms)
     where = answer.positions(conn, [h.chunk_id for h in shown])
+    shown = _once(shown, plain, where)
     # The opening first, the ending last, the matches by time.
     parts: list[_Part] = []
     if opening[1] and not any(_holds(h.text, opening[1]) for h in shown):
@@ -644,6 +648,63 @@ def _fit_units(conn: apsw.Connection, units: list[Hit], room: int, terms: Sequen
             shown.append(h.replace(text=render.shorten(text, left)))
         return shown, True
     return shown, False
+
+
+def _answered(conn: apsw.Connection, units: list[Hit], terms: Sequence[str]
+              ) -> tuple[list[Hit], dict[str, tuple[tuple[str, str, int], str]]]:
+    """The units, a turn the user interrupted before any answer followed by the next turn's
+    answer (its last assistant message): the request was sent again or rephrased there, and
+    that is what came of it (unless a better-ranked unit shows that turn). Also, for each unit
+    so grown, that next turn and the unit's text without it (for when the next turn's own
+    unit is shown too). Only such units cost queries."""
+    # deferred: see _about
+    from causantic.retrieval import answer
+
+    cut = {h.chunk_id for h in units if _INTERRUPTED in h.text and not answer.last_said([h.text])
+           and not answer.shows_next_turn(h.text)}
+    if not cut:
+        return units, {}
+    where = answer.positions(conn, [h.chunk_id for h in units])
+    nexts: dict[str, tuple[str, str, int]] = {}
+    before: set[tuple[str, str, int]] = set()  # turns of better-ranked units
+    for h in units:
+        pos = where.get(h.chunk_id)
+        if pos is None:
+            continue
+        nxt = (pos[0], pos[1], pos[2] + 1)
+        if h.chunk_id in cut and nxt not in before:
+            nexts[h.chunk_id] = nxt
+        before.add(pos[:3])
+    if not nexts:
+        return units, {}
+    by_turn = answer.turns(conn, list(nexts.values()))
+    out = []
+    plain: dict[str, tuple[tuple[str, str, int], str]] = {}
+    for h in units:
+        turn = by_turn.get(nexts[h.chunk_id], []) if h.chunk_id in nexts else []
+        said = answer.ending(turn, terms) if answer.last_said([t for _, t in turn]) else ""
+        if said:
+            plain[h.chunk_id] = (nexts[h.chunk_id], h.text)
+            h = h.replace(text=answer.with_next(h.text, said))
+        out.append(h)
+    return out, plain
+
+
+def _once(shown: list[Hit], plain: dict[str, tuple[tuple[str, str, int], str]],
+          where: dict[str, tuple[str, str, int, int, int]]) -> list[Hit]:
+    """The shown units, an interrupted request's next-turn answer (`_answered`) cut again
+    when that turn's own unit is shown and holds it: shown once, there."""
+    if not plain:
+        return shown
+    by_turn = {where[h.chunk_id][:3]: h.text for h in shown if h.chunk_id in where}
+    out = []
+    for h in shown:
+        turn, text = plain.get(h.chunk_id, (None, ""))
+        own = by_turn.get(turn) if turn is not None else None
+        added = h.text[len(text):]
+        out.append(h.replace(text=text) if own is not None and text and h.text.startswith(text)
+                   and _holds(own, added.split("]\n\n", 1)[-1]) else h)
+    return out
 
 
 def _holds(unit: str, part: str) -> bool:
