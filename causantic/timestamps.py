@@ -1,7 +1,8 @@
 """The one time format causantic stores: `2026-02-01T03:40:03.827Z` (UTC, milliseconds),
 the format of Claude Code's transcripts, so stored times sort and compare as strings; and the
 one way to read a time back (`parse_iso`), from a user (`parse_when`) or from a question
-(`named_period`, and `yearless_date` + `periods_back` for a date named without its year)."""
+(`named_period`, and `yearless_date` + `periods_back` for a date named without its year,
+`relative_period` for "yesterday", "last week")."""
 
 from __future__ import annotations
 
@@ -108,6 +109,45 @@ def yearless_date(text: str) -> tuple[int, int | None] | None:
         if 1 <= int(day) <= (29 if number == 2 else 30 if number in (4, 6, 9, 11) else 31):
             return number, int(day)
     return None
+
+
+#: A period named relative to now: "today", "yesterday", "this / last / past week", "this /
+#: last / past month".
+_RELATIVE = re.compile(r"\b(?:(today)|(yesterday)|(this|last|past) (week|month))\b", re.I)
+
+
+def relative_period(text: str, now: datetime | None = None) -> tuple[str, str] | None:
+    """The period `text` names relative to `now` (default: the current time), in the local
+    calendar of this machine (the user's "yesterday"), as stored times ``[start, end)`` in
+    UTC, or None: "today", "yesterday" -> that day; "this week", "last week" -> Monday to
+    Monday; "this month", "last month" -> that calendar month; "past week", "past month" ->
+    the last 7 or 30 days up to the end of today."""
+    m = _RELATIVE.search(text)
+    if m is None:
+        return None
+    # Naive local times: `astimezone` reads them with the local rules of their own date, so a
+    # period across a daylight-saving change still starts at local midnight.
+    local = (now or datetime.now(UTC)).astimezone().replace(tzinfo=None)
+    midnight = local.replace(hour=0, minute=0, second=0, microsecond=0)
+    tomorrow = midnight + timedelta(days=1)
+    which, unit = (m[3] or "").lower(), (m[4] or "").lower()
+    if m[1]:
+        start, end = midnight, tomorrow
+    elif m[2]:
+        start, end = midnight - timedelta(days=1), midnight
+    elif which == "past":
+        start, end = tomorrow - timedelta(days=7 if unit == "week" else 30), tomorrow
+    elif unit == "week":
+        monday = midnight - timedelta(days=midnight.weekday())
+        start, end = (monday, monday + timedelta(days=7)) if which == "this" else \
+            (monday - timedelta(days=7), monday)
+    else:
+        first = midnight.replace(day=1)
+        following = first.replace(year=first.year + first.month // 12, month=first.month % 12 + 1)
+        before = first.replace(year=first.year - (first.month == 1),
+                               month=(first.month - 2) % 12 + 1)
+        start, end = (first, following) if which == "this" else (before, first)
+    return iso_utc(start.astimezone(UTC)), iso_utc(end.astimezone(UTC))
 
 
 def periods_back(month: int, day: int | None, newest: str, oldest: str) -> list[tuple[str, str]]:

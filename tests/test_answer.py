@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import json
+import time
 import uuid
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
+
+import pytest
 
 from causantic.config import load_settings
 from causantic.ingest.run import run_embed
@@ -392,6 +396,32 @@ def test_a_date_named_without_its_year_is_the_latest_such_day_with_chats(tmp_pat
         plain = search(store, "camping with the kids at the lake on 5 March", max_tokens=2000,
                        mode="keyword")
         assert not plain.results[0].start_time.startswith("2026-03-02")
+
+
+def test_yesterday_is_answered_from_yesterday_first(tmp_path: Path, private_home: Path,
+                                                   monkeypatch: pytest.MonkeyPatch):
+    """The strongest match is a year old; "yesterday" puts yesterday's (10:00 UTC, read in
+    UTC here) chat first, and the same words without it do not."""
+    monkeypatch.setenv("TZ", "UTC")
+    time.tzset()
+    yesterday = (datetime.now(UTC) - timedelta(days=1)).strftime("%Y-%m-%d")
+    db = tmp_path / "memory.db"
+    folder = tmp_path / "projects" / "-chat-demo"
+    _chat_session(folder, [("Caroline", "We went camping again, camping by the lake with the kids, "
+                                        "the best camping trip yet."),
+                           ("Melanie", "Camping with kids by the lake is the best!")], "2025-04-20")
+    _chat_session(folder, [("Caroline", "Camping with the kids at the lake? It rained."),
+                           ("Melanie", "Cold lake.")], yesterday)
+    ingest(db, tmp_path / "projects")
+    with open_store(db, readonly=True) as store:
+        dated = search(store, "camping with the kids at the lake yesterday", max_tokens=2000,
+                       mode="keyword")
+        plain = search(store, "camping with the kids at the lake", max_tokens=2000,
+                       mode="keyword")
+    assert dated.results[0].start_time.startswith(yesterday)
+    assert plain.results[0].start_time.startswith("2025-04-20")
+    monkeypatch.undo()
+    time.tzset()
 
 
 def test_an_outcome_question_leads_with_the_session_its_matches_point_to(tmp_path: Path,

@@ -3,6 +3,7 @@ reading times, the answer type. Many modules call these, so their edge cases are
 
 from __future__ import annotations
 
+import time
 from datetime import UTC, datetime
 
 import pytest
@@ -15,6 +16,7 @@ from causantic.timestamps import (
     parse_iso,
     parse_when,
     periods_back,
+    relative_period,
     yearless_date,
 )
 from causantic.tokens import (
@@ -116,6 +118,38 @@ def test_a_date_named_without_its_year_is_its_month_and_day(question, named):
                                       "June 2023 release", "in 2023"])
 def test_a_question_without_a_yearless_date_names_none(question):
     assert yearless_date(question) is None
+
+
+@pytest.fixture
+def berlin_time(monkeypatch: pytest.MonkeyPatch):
+    """This process's local time zone set to Europe/Berlin (UTC+1 in winter) for one test."""
+    monkeypatch.setenv("TZ", "Europe/Berlin")
+    time.tzset()
+    yield
+    monkeypatch.undo()
+    time.tzset()
+
+
+def test_a_period_relative_to_now_is_a_local_calendar_period(berlin_time):
+    """Tuesday 24 November 2026, 00:30 in Berlin (23:30 UTC the day before): "yesterday" is
+    Monday in Berlin, not Sunday as UTC would have it."""
+    now = datetime(2026, 11, 23, 23, 30, tzinfo=UTC)
+    day = ("2026-11-22T23:00:00.000Z", "2026-11-23T23:00:00.000Z")
+    assert relative_period("what did we fix yesterday?", now) == day
+    assert relative_period("today's failing test", now) == (
+        "2026-11-23T23:00:00.000Z", "2026-11-24T23:00:00.000Z")
+    assert relative_period("the migration we did last week", now) == (
+        "2026-11-15T23:00:00.000Z", "2026-11-22T23:00:00.000Z")
+    assert relative_period("this week", now)[0] == "2026-11-22T23:00:00.000Z"
+    assert relative_period("Last month's release", now) == (
+        "2026-09-30T22:00:00.000Z", "2026-10-31T23:00:00.000Z")
+    assert relative_period("in the past week", now) == (
+        "2026-11-17T23:00:00.000Z", "2026-11-24T23:00:00.000Z")
+    january = datetime(2027, 1, 10, 12, tzinfo=UTC)
+    assert relative_period("last month", january) == (
+        "2026-11-30T23:00:00.000Z", "2026-12-31T23:00:00.000Z")
+    for question in ("the weekly report", "a monthly job", "the last weekend", "todays"):
+        assert relative_period(question, now) is None
 
 
 def test_a_yearless_date_means_that_day_in_each_year_back_from_the_newest_chunk():

@@ -5,20 +5,20 @@ lists fused by a weighted sum of their scaled scores, the keyword side weighing 
 best hit holds the query's rare terms, then MMR diversification with the stored vectors; see
 `fusion`). A question naming a date ("on 3 June, 2023", "in August 2023":
 `timestamps.named_period`; without its year, "on 3 June", "in June": the latest such day or
-month with chunks, `question_period`) is answered from that day or month first: each list is
-drawn `DATED_DEPTH` deep, candidates past its usual depth are kept only from that period, and
-the period's candidates rank before the others (each group in its usual order). Scores: BM25
-(keyword), the best window's cosine (vector) or the fused score in [0, 1] (hybrid), scaled down
-in the vector modes for "thin" chunks such as a bare `/exit` and its echo (`fusion.is_thin`).
-Exact and near duplicates (the same tool output twice, a summary repeating a chunk) are
-collapsed at read time so they do not crowd out the results (nothing is deleted). For a "what
-came next" question, a compaction summary among the candidates gives its rank to the turn it
-retells (`answer.behind_summaries`). When the vector side cannot answer (no vectors yet, model
-or sqlite-vec missing, vectors from another model), `vector`/`hybrid` answer from keywords and
-say why in one line (`notice`); they never fail because of it. Each hit is shown as its answer
-unit (the match compacted, with what answered it in its turn: `causantic.retrieval.answer`), as
-many as the token budget holds; the answer is rendered under that budget; `text` is exactly
-what the CLI's `--json` and the MCP tool report.
+month with chunks, `question_period`; relative to today, "yesterday", "last week") is answered
+from that day or month first: each list is drawn `DATED_DEPTH` deep, candidates past its usual
+depth are kept only from that period, and the period's candidates rank before the others (each
+group in its usual order). Scores: BM25 (keyword), the best window's cosine (vector) or the
+fused score in [0, 1] (hybrid), scaled down in the vector modes for "thin" chunks such as a
+bare `/exit` and its echo (`fusion.is_thin`). Exact and near duplicates (the same tool output
+twice, a summary repeating a chunk) are collapsed at read time so they do not crowd out the
+results (nothing is deleted). For a "what came next" question, a compaction summary among the
+candidates gives its rank to the turn it retells (`answer.behind_summaries`). When the vector
+side cannot answer (no vectors yet, model or sqlite-vec missing, vectors from another model),
+`vector`/`hybrid` answer from keywords and say why in one line (`notice`); they never fail
+because of it. Each hit is shown as its answer unit (the match compacted, with what answered it
+in its turn: `causantic.retrieval.answer`), as many as the token budget holds; the answer is
+rendered under that budget; `text` is exactly what the CLI's `--json` and the MCP tool report.
 
 This module imports no numpy or onnxruntime: the vector code is imported only for the `vector`
 and `hybrid` modes, and only once stored vectors are known to exist.
@@ -41,7 +41,7 @@ from causantic.retrieval.render import Answer, Hit
 from causantic.store import timeline
 from causantic.store.db import Store
 from causantic.store.hits import load_hits  # re-exported
-from causantic.timestamps import named_period, periods_back, yearless_date
+from causantic.timestamps import named_period, periods_back, relative_period, yearless_date
 from causantic.tokens import approx_tokens, char_limit
 
 MODES = ("keyword", "vector", "hybrid")
@@ -316,11 +316,12 @@ def question_period(conn: apsw.Connection, query: str, project: str | None
     """The day or month a question names (``[start, end)`` stored times), or None. With its
     year, `named_period`'s; without ("on 3 June", "in June": `yearless_date`), the latest
     such day or month, no later than the newest stored chunk, in which the searched project
-    has chunks (None when no year has any)."""
+    has chunks (None when no year has any); relative to now ("yesterday", "last week"),
+    `relative_period`'s."""
     period = named_period(query)
     named = None if period else yearless_date(query)
     if named is None:
-        return period
+        return period or relative_period(query)
     span = timeline.start_range(conn, project)
     if span is None:
         return None
