@@ -95,6 +95,13 @@ _ENDED = "how it ended"
 _NEXT_TURN = "the next turn"
 #: Where what `units` shows after a unit's own turn starts.
 _AFTER_RE = re.compile(rf"\n\n\[… (?:{_ENDED}|{_NEXT_TURN})\]\n\n")
+
+
+def _after(title: str) -> str:
+    """The line that opens what a unit shows after its own turn (`_ENDED`, `_NEXT_TURN`)."""
+    return f"\n\n[… {title}]\n\n"
+
+
 #: What stands between the parts of a unit that are not next to each other.
 _GAP = "\n\n[…]\n\n"
 #: What a result adds to its unit's text in the rendered answer (header, separator), about.
@@ -323,17 +330,17 @@ def session_first(hits: Sequence[Hit], depth: int = VOTE_DEPTH) -> list[Hit]:
 def cut_ending(unit: str) -> str:
     """A unit without the stream ending `units` showed after it (``[… how it ended]`` and
     what follows), for a caller that shows the ending itself; other units are unchanged."""
-    return unit.split(f"\n\n[… {_ENDED}]\n\n", 1)[0]
+    return unit.split(_after(_ENDED), 1)[0]
 
 
 def shows_next_turn(unit: str) -> bool:
     """Whether `units` showed the next turn of its stream after this unit's own turn."""
-    return f"\n\n[… {_NEXT_TURN}]\n\n" in unit
+    return _after(_NEXT_TURN) in unit
 
 
 def with_next(unit: str, turn: str) -> str:
     """A unit followed by (what it shows of) the next turn of its stream (`shows_next_turn`)."""
-    return f"{unit}\n\n[… {_NEXT_TURN}]\n\n{turn}"
+    return unit + _after(_NEXT_TURN) + turn
 
 
 def _joined(unit: str, extra: str) -> str:
@@ -449,7 +456,7 @@ def units(conn: apsw.Connection, hits: Sequence[Hit], query: str,
         if then is not None and following:
             after = (ending(following, terms) if title == _ENDED
                      else extract(following, following[0][0], terms, FOLLOW_CHARS))
-            text += f"\n\n[… {title}]\n\n{after}"
+            text += _after(title) + after
             seen.add(then)
         out.append((h, text))
     return out

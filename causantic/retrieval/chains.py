@@ -706,7 +706,7 @@ def _other_matches(conn: apsw.Connection, query: str, text: str, shown: list[Hit
     room = limit - len(text) - len(render.SEPARATOR) - len(OTHER_MATCHES) - 2
     if room < _MIN_OTHER_CHARS:
         return text, []
-    inside = {h.chunk_id for h in shown} | {cid for h in shown for cid in h.also}
+    inside = {cid for h in shown for cid in h.chunk_ids}
     rest = [h for h in found if h.chunk_id not in inside]
     if not rest:
         return text, []

@@ -38,7 +38,6 @@ import time
 from collections.abc import Iterator, Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import apsw
 
@@ -53,6 +52,7 @@ from causantic.store.projects import has_chunks
 from causantic.timestamps import days_ago, iso_utc, parse_when
 from causantic.tokens import approx_tokens, char_limit, clip_line
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing on the hook path
 if TYPE_CHECKING:
     from causantic.store.db import Store
 

@@ -148,7 +148,6 @@ def search_with(
     reach = min(limit, 10) if limit else 10
     limit = limit or FILL
     render_as = (store.conn, query) if answers else None
-    situations = query if past_summaries else None
     if mode not in MODES:
         raise UsageError(f"unknown search mode {mode!r}; use one of {', '.join(MODES)}")
     project = resolve_project(store.conn, project)
@@ -165,7 +164,7 @@ def search_with(
     ] if mode != "vector" else []
     if mode == "keyword":
         hits = dedupe(_situations(store.conn, _period_first(load_hits(store.conn, keyword), period),
-                                  situations), keep=limit)
+                                  query, past_summaries), keep=limit)
         return finish(query, mode, hits, max_tokens, max_chars, started, units=render_as)
     # deferred: heavy: pulls numpy, only needed here
     from causantic.retrieval.vector import VectorsUnavailable, vectors_state
@@ -175,7 +174,7 @@ def search_with(
         try:
             return _with_vectors(store, query, keyword, project, limit, mode,
                                  max_tokens, max_chars, started, steps,
-                                 cluster_expansion, answers, reach, period, situations)
+                                 cluster_expansion, answers, reach, period, past_summaries)
         except VectorsUnavailable as exc:
             notice = str(exc)
     if mode == "vector":
@@ -184,7 +183,7 @@ def search_with(
             for h in keyword_search(store.conn, query, project=project, limit=pool)
         ]
     hits = dedupe(_situations(store.conn, _period_first(load_hits(store.conn, keyword), period),
-                              situations), keep=limit)
+                              query, past_summaries), keep=limit)
     return finish(query, mode, hits, max_tokens, max_chars, started,
                   notice=f"Keyword results only: {notice}.", units=render_as)
 
@@ -204,7 +203,7 @@ def _with_vectors(
     answers: bool,
     reach: int,
     period: tuple[str, str] | None = None,
-    situations: str | None = None,
+    past_summaries: bool = True,
 ) -> Answer:
     """The vector and hybrid modes (numpy imported here); raises VectorsUnavailable.
 
@@ -236,7 +235,7 @@ def _with_vectors(
         hits = [by_id[cid].replace(score=score, sources=sources)
                 for cid, score, sources in fused if cid in by_id]
     hits.sort(key=lambda h: -h.score)  # stable: ties keep the fused order
-    hits = _situations(store.conn, hits, situations)
+    hits = _situations(store.conn, hits, query, past_summaries)
     if cluster_expansion and mode == "hybrid":
         hits = steps.expand(store.conn, hits, project)
     vectors = chunk_vectors(store.conn, [h.chunk_id for h in hits])
@@ -299,11 +298,12 @@ def _as_units(conn: apsw.Connection, hits: list[Hit], query: str, room: int) -> 
     return fill(conn, hits, query, room)
 
 
-def _situations(conn: apsw.Connection, hits: list[Hit], query: str | None) -> list[Hit]:
+def _situations(conn: apsw.Connection, hits: list[Hit], query: str, past_summaries: bool
+                ) -> list[Hit]:
     """For a "what came next" ``query``, compaction summaries replaced by the turns they
-    retell (`answer.behind_summaries`): the first unit then shows what followed the
-    situation itself. None: the hits as they are."""
-    if query is None or not any(h.kind == "summary" for h in hits):
+    retell (`answer.behind_summaries`) unless ``past_summaries`` is off: the first unit
+    then shows what followed the situation itself."""
+    if not past_summaries or not any(h.kind == "summary" for h in hits):
         return hits
     # deferred: hook fast path: loaded only when a summary is among the candidates
     from causantic.retrieval.answer import behind_summaries
