@@ -46,6 +46,9 @@ turn's text inside a result block of the answer whose header names the turn's se
 rule of ``ev@2k``), ``any`` (at least one), ``session@10`` (a session holding an evidence
 turn among the first 10 results). A result block is its answer unit, so a turn shown as the
 context of a neighbouring match counts; the single-turn baselines' blocks are their turns.
+The other LoCoMo conversations (``heldout_conversations``: 7, 1,150 questions) are scored the
+same way as one more table, *held-out*: no design decision was ever made on them, so they
+check that what was tuned on the slice holds elsewhere (printed with the report half).
 
 ``python -m bench.answers [--tiny] [--half tune|report|both] [--systems a,b] [--no-locomo]``.
 """
@@ -78,6 +81,8 @@ TURN_WINDOWS = 16
 RRF_K = 60
 LOCOMO_CONVERSATIONS = ("conv-26", "conv-30", "conv-41")
 LOCOMO_BUDGET = 2000
+#: The one column of the held-out LoCoMo conversations' table.
+HELD_OUT = "held-out"
 _WS_RE = re.compile(r"\s+")
 #: A result block's header line, as `render.header` writes it: "[3] project · session 1a2b3c4d · ..."
 _HEADER_RE = re.compile(r"^\[\d+\] [^\n]*?· session ([0-9a-f]{8})\b[^\n]*$", re.M)
@@ -440,9 +445,23 @@ def print_tables(result: dict[str, Any], halves: Sequence[str] = HALVES) -> list
 # -- LoCoMo slice --------------------------------------------------------------------------
 
 
+def heldout_conversations() -> tuple[str, ...]:
+    """The LoCoMo conversations outside LOCOMO_CONVERSATIONS (never tuned on); () without data."""
+    from bench import locomo
+
+    if not locomo.DATA_ZIP.exists():
+        return ()
+    convs, _, _ = locomo.load(locomo.DATA_ZIP)
+    return tuple(sorted({c.id for c in convs} - set(LOCOMO_CONVERSATIONS)))
+
+
 def locomo_slice(halves: Sequence[str] = HALVES, tiny: bool = False,
-                 names: Sequence[str] | None = None) -> dict[str, Any] | None:
-    """The LoCoMo conversations of LOCOMO_CONVERSATIONS through search, recall and baselines."""
+                 names: Sequence[str] | None = None,
+                 conversations: Sequence[str] | None = None) -> dict[str, Any] | None:
+    """The LoCoMo conversations of LOCOMO_CONVERSATIONS through search, recall and baselines.
+
+    With ``conversations`` (the held-out ones), those instead, unsplit: every question counts
+    in the one ``held-out`` column."""
     from bench import locomo
 
     if not locomo.DATA_ZIP.exists():
@@ -452,11 +471,15 @@ def locomo_slice(halves: Sequence[str] = HALVES, tiny: bool = False,
                                           locomo.TINY_SESSIONS)
     else:
         convs, questions, _ = locomo.load(locomo.DATA_ZIP)
-    keep = {locomo.TINY_CONVERSATION} if tiny else set(LOCOMO_CONVERSATIONS)
+    keep = {locomo.TINY_CONVERSATION} if tiny else set(conversations or LOCOMO_CONVERSATIONS)
     questions = [q for q in questions if q.conv in keep]
     if tiny:
         questions = questions[:8]
-    half_of = {id(q): HALVES[i % 2] for i, q in enumerate(questions)}
+    if conversations:
+        halves = (HELD_OUT,)
+        half_of = {id(q): HELD_OUT for q in questions}
+    else:
+        half_of = {id(q): HALVES[i % 2] for i, q in enumerate(questions)}
     db = locomo.build_db(convs)
     turns = {f"{t.conv}/{t.dia_id}": t for c in convs for _, ts in c.sessions for t in ts}
     session_of_dia = {f"{c.id}/{t.dia_id}": locomo.session_uuid(c.id, n)
@@ -523,16 +546,18 @@ def locomo_slice(halves: Sequence[str] = HALVES, tiny: bool = False,
             results[name] = {h: {"n": int(t["n"]), **{k: round(v / t["n"], 3)
                                                       for k, v in t.items() if k != "n"}}
                              for h, t in tallies.items()}
+    columns = halves if conversations else (*halves, "both")
     rows = []
     for name, by_half in results.items():
         row: dict[str, Any] = {"method": name}
-        for half in (*halves, "both"):
+        for half in columns:
             t = by_half.get(half, {})
             row[f"{half}: all / any / session@10"] = (
                 f"{t['all']:.3f} / {t['any']:.3f} / {t['session@10']:.3f}" if t else "n/a")
         rows.append(row)
-    counts = {h: results[next(iter(results))].get(h, {}).get("n", 0) for h in (*halves, "both")}
-    print_table(f"LoCoMo slice {', '.join(sorted(keep))}, categories 1-4, project-scoped, "
+    counts = {h: results[next(iter(results))].get(h, {}).get("n", 0) for h in columns}
+    what = "held-out conversations" if conversations else "slice"
+    print_table(f"LoCoMo {what} {', '.join(sorted(keep))}, categories 1-4, project-scoped, "
                 f"{LOCOMO_BUDGET:,}-token budget (questions: {counts})", rows)
     return {"conversations": sorted(keep), "budget": LOCOMO_BUDGET, "methods": results}
 
@@ -587,6 +612,9 @@ def run(tiny: bool = False, halves: Sequence[str] = HALVES, names: Sequence[str]
         asked = [q for q in questions if q.half in halves]
         result = evaluate(db, asked, names, cache=cache_root() / "answers-baselines")
         result["locomo"] = locomo_slice(halves, names=names) if with_locomo else None
+        heldout = heldout_conversations() if with_locomo and "report" in halves else ()
+        if heldout:
+            result["locomo_heldout"] = locomo_slice(names=names, conversations=heldout)
     result["questions"] = {
         "total": len(questions),
         **{h: sum(q.half == h for q in questions) for h in HALVES},

@@ -256,3 +256,14 @@ def test_answers_locomo_slice_counts_a_turn_shown_in_a_block_of_its_session():
     # Another session's block holding the same words does not count, nor text past the budget.
     assert not turn_shown(turn, "9f8e7d6c-0000-4000-8000-000000000000", norm(text), shown)
     assert not turn_shown(turn, session, norm(text[:120]), shown)
+
+
+def test_answers_locomo_heldout_conversations_are_the_ones_never_tuned_on(shared_dir: Path):
+    """The held-out table scores every LoCoMo conversation outside the tuned slice, and only those."""
+    from bench import locomo
+    from bench.answers import LOCOMO_CONVERSATIONS, heldout_conversations
+
+    convs, _, _ = locomo.load(locomo.DATA_ZIP)
+    heldout = heldout_conversations()
+    assert heldout and not set(heldout) & set(LOCOMO_CONVERSATIONS)
+    assert set(heldout) | set(LOCOMO_CONVERSATIONS) == {c.id for c in convs}
