@@ -98,6 +98,39 @@ def test_extract_brings_the_turns_conclusion_to_a_matched_prompt():
     assert "the shell prompt hangs" not in after and "Fixed:" in after
 
 
+def test_extract_picks_the_message_saying_the_query_in_other_words():
+    """The answer is one short message far from the match, naming the query's rarer words
+    in another form ("highlighting" -> "highlight test"); the narration nearer the match
+    says none of them."""
+    narration = [(f"n{i}", f"[Assistant]\nNow update module number {i} and wire it into the app.\n\n"
+                  f"[Tool:Edit] lib/m{i}.ex\n[Result:Edit]\nok") for i in range(8)]
+    turn = [("p", "[User]\nwhich fake browser library did the javascript tests for code "
+                  "highlighting use?"),
+            *narration[:6],
+            ("e", "[Assistant]\nNow the JS highlight test: first install happy-dom for the DOM."),
+            *narration[6:],
+            ("z", "[Assistant]\nAll done.")]
+    terms = compaction.terms_of(turn[0][1][7:])
+    out = answer.extract(turn, "p", terms, limit=560)
+    assert "happy-dom" in out and "All done." in out
+    assert answer.weights(["[Assistant]\nthe highlight test", "[Assistant]\nmodule 3"],
+                          terms)[1] == 0.0
+
+
+def test_a_long_conclusion_is_cut_like_the_match_so_the_answer_fits():
+    """A 3,000-character wrap-up no longer takes the whole unit: cut to its head (as the
+    match's own messages are), it leaves room for the message holding the query's words."""
+    summary = "\n".join(f"- step {i}: renamed a helper and moved its test" for i in range(70))
+    turn = [("p", "[User]\nwhy did WORK_RESULT say success false?"),
+            ("a", "[Assistant]\nWORK_RESULT is false because the agent never got the task text."),
+            ("b", "[Tool:Bash] make test\n[Result:Bash]\nok"),
+            ("z", f"[Assistant]\nHere is a summary of all changes:\n{summary}")]
+    out = answer.extract(turn, "b", compaction.terms_of("WORK_RESULT success false"))
+    assert "the agent never got the task text" in out
+    assert "Here is a summary of all changes" in out and "more lines]" in out
+    assert len(out) <= answer.UNIT_CHARS
+
+
 def test_search_results_are_answer_units_filling_the_budget(shared_db: Path):
     """The posthog diagnosis is a later chunk of the turn that the prompt matches."""
     with open_store(shared_db, readonly=True) as store:

@@ -325,7 +325,8 @@ def _turns_of(db: Path, result) -> list[tuple[str, int, int]]:
 def test_a_what_came_next_predict_walks_on_from_the_turn_after_the_match(shared_db: Path):
     """The renderer work is one 16-chunk turn: "what came after" it starts the walk at the
     next turn and shows the match with how its own turn ended ("spotter-fum.2 is now
-    unblocked" is said deep in that turn), where the plain question walks the turn itself."""
+    unblocked" is said deep in that turn), where the plain question walks the turn itself
+    (whose units may show that message too: it names the spotter work)."""
     asked = "what came after the renderer got its richer output in the spotter work"
     with open_store(shared_db, readonly=True) as store:
         after = predict(store, asked, max_tokens=2000)
@@ -334,7 +335,6 @@ def test_a_what_came_next_predict_walks_on_from_the_turn_after_the_match(shared_
     assert _turns_of(shared_db, after)[:2] == [("8463c716", 0, 0), ("8463c716", 1, 0)]
     assert "spotter-fum.2 is now unblocked." in after.text
     assert _turns_of(shared_db, plain)[:2] == [("8463c716", 0, 0), ("8463c716", 0, 1)]
-    assert "spotter-fum.2 is now unblocked." not in plain.text
 
 
 def test_a_compaction_summary_match_stands_for_the_turns_it_retells(shared_db: Path):
