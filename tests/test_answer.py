@@ -382,6 +382,44 @@ def test_a_conversational_match_shows_the_messages_around_it(tmp_path: Path, pri
                                       f"[Assistant]\n{said[3]}\n\n[User]\n{said[4]}")
 
 
+def test_neighbouring_chat_turns_are_one_result(tmp_path: Path, private_home: Path):
+    """Two matched turns in a row of one chat are one passage, each message once, not two
+    results under two headers repeating the messages around them."""
+    db = tmp_path / "memory.db"
+    _chat_session(tmp_path / "projects" / "-chat-demo")
+    ingest(db, tmp_path / "projects")
+    said = [f"{speaker}: {text}" for speaker, text in CHAT]
+    with open_store(db, readonly=True) as store:
+        found = search(store, "the kids at the lake", max_tokens=2000, mode="keyword")
+    assert len(found.results) == 1
+    passage = found.results[0]
+    assert passage.text == "\n\n".join(f"[{'User' if i % 2 == 0 else 'Assistant'}]\n{m}"
+                                        for i, m in enumerate(said) if i > 0)
+    assert len(passage.also) == 1
+    assert passage.start_time.startswith("2026-03-02")
+
+
+def test_the_five_best_chat_matches_show_the_reply_after_them(tmp_path: Path,
+                                                              private_home: Path):
+    """Five chats where the question ends a turn and the answer opens the next one: each of
+    the five results shows its answer (`CONTEXT_UNITS`), not only the best two."""
+    db = tmp_path / "memory.db"
+    for k in range(5):
+        _chat_session(tmp_path / "projects" / "-chat-demo", [
+            ("Ann", f"I am back from trip {k}."),
+            ("Bo", f"Welcome back! Which museum did you visit on trip {k}?"),
+            ("Ann", f"The one in city{k}: the old harbour halls."),
+            ("Bo", "Lovely."),
+        ], f"2026-03-0{k + 1}")
+    ingest(db, tmp_path / "projects")
+    with open_store(db, readonly=True) as store:
+        found = search(store, "which museum did you visit", max_tokens=2000, mode="keyword")
+    assert len(found.results) == 5
+    for hit in found.results:
+        k = hit.text.split("trip ", 1)[1][0]
+        assert hit.text.endswith(f"[User]\nAnn: The one in city{k}: the old harbour halls."), hit.text
+
+
 def test_a_question_naming_a_date_is_answered_from_that_day_first(tmp_path: Path,
                                                                    private_home: Path):
     """Two days' chats about camping; the one that matches the words better is the other day's."""

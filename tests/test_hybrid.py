@@ -23,6 +23,7 @@ from causantic.config import load_settings
 from causantic.ingest.embed import embed_pending
 from causantic.ingest.run import run_embed, run_ingest
 from causantic.retrieval import fusion
+from causantic.retrieval.compaction import messages_only
 from causantic.retrieval.search import search
 from causantic.store import open_store
 
@@ -236,6 +237,20 @@ def test_thin_chunks_neither_set_the_scale_nor_lead():
     scores = {c: s for c, s, _ in fused}
     assert fused[0][0] == "real" and scores["real"] == pytest.approx(1.0)
     assert scores["bye"] == pytest.approx(fusion.THIN_FACTOR)
+
+
+def test_a_short_chat_exchange_is_an_answer_not_a_thin_echo():
+    # LoCoMo: "What is Jon working on opening?" is answered by a 14-word exchange that keyword
+    # search ranked first; scaled as thin it fell to 28th, out of the answer.
+    said = "[User]\nGina: What are you up to?\n\n[Assistant]\nJon: Still working on opening a dance studio."
+    assert messages_only(said) and not fusion.is_thin(said)
+    # The same words beside a tool call, a bare command and its echo, a one-line thank-you:
+    # thin as before.
+    tooled = "[User]\nGina: What are you up to?\n\n[Tool: Bash] ls\n\n[Assistant]\nJon: Still opening a studio."
+    assert not messages_only(tooled) and fusion.is_thin(tooled)
+    assert fusion.is_thin("[Command: /exit]\n\n[Assistant]\nBye!")
+    assert fusion.is_thin("[User]\nthanks, that works\n\n[Assistant]\nYou're welcome!")
+    assert not fusion.is_thin("[User]\n" + " ".join(["word"] * 30))
 
 
 def test_keyword_weight_grows_with_how_much_of_the_query_the_best_hit_holds():

@@ -62,6 +62,13 @@ def blocks_of(text: str) -> list[str]:
     return _BLOCK_RE.split(text)
 
 
+def messages_only(text: str) -> bool:
+    """Whether a chunk is only messages (a chat exchange): the user's text and the
+    assistant's, no tool call, output, command or summary."""
+    return text.startswith("[User]") and all(
+        b.startswith(("[User]", "[Assistant]")) for b in blocks_of(text))
+
+
 def compact(text: str, terms: Sequence[str] = ()) -> str:
     """A chunk's text with tool calls and their output cut hard (module docstring)."""
     out: list[str] = []

@@ -24,7 +24,10 @@ only inside `mmr` and `select`, which the vector and hybrid modes call with vect
   block labels) match short queries in both lists, since BM25 favours short texts and a
   short text embeds close to any short question: they do not set either list's best score,
   and their fused score is multiplied by 0.25, so they rank after substantive chunks but
-  still answer when nothing else does.
+  still answer when nothing else does. A chat exchange (only the user's message and the
+  assistant's reply, no tool, command or summary) is thin only under 8 words ("thanks" /
+  "you're welcome"): "Still working on opening a dance studio" is a short answer, not an
+  echo (LoCoMo held-out conversations: any evidence +5 questions, none lost).
 * MMR: picks results one by one maximising ``λ·relevance − (1−λ)·max cos(candidate, picked)``
   with relevance = fused score / best fused score and λ = 0.7 (the original causantic's
   default). Candidates without a vector count as novel.
@@ -37,6 +40,8 @@ import re
 from collections.abc import Callable, Container, Mapping, Sequence
 from itertools import islice
 from typing import TYPE_CHECKING, TypeVar
+
+from causantic.retrieval.compaction import messages_only
 
 if TYPE_CHECKING:
     import numpy as np
@@ -57,6 +62,8 @@ SAMPLE_SHINGLES = 32
 #: command and its one-line echo, an interrupted one-liner); its fused score is scaled.
 THIN_WORDS = 20
 THIN_FACTOR = 0.25
+#: A chat exchange (`is_thin`) is thin only under this many words.
+CHAT_THIN_WORDS = 8
 #: `fuse`: the keyword list's weight (the vector list gets the rest) goes from LOW to HIGH as
 #: the best BM25 over the query's summed IDF goes from CONFIDENCE_LOW to CONFIDENCE_HIGH.
 KEYWORD_WEIGHT_LOW = 0.4
@@ -89,7 +96,10 @@ def content_words(text: str, stop: int = THIN_WORDS) -> int:
 
 def is_thin(text: str) -> bool:
     """Whether a chunk says too little to rank with substantive ones (module docstring)."""
-    return content_words(text) < THIN_WORDS
+    words = content_words(text)
+    if words < CHAT_THIN_WORDS or words >= THIN_WORDS:
+        return words < CHAT_THIN_WORDS
+    return not messages_only(text)
 
 
 def shingles(text: str, n: int = SHINGLE_WORDS) -> frozenset[int]:
