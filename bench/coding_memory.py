@@ -52,10 +52,11 @@ class Evidence:
     def is_fix(self, hit) -> bool:  # type: ignore[no-untyped-def]
         if self.sessions:
             return any(hit.session_id.startswith(s) for s in self.sessions)
-        return hit.chunk_id == self.fix_id or bool(self.fix_text and self.fix_text in hit.text)
+        return self.fix_id in hit.chunk_ids or bool(self.fix_text and self.fix_text in hit.text)
 
     def is_before(self, hit) -> bool:  # type: ignore[no-untyped-def]
-        return hit.chunk_id in self.before_ids or any(t in hit.text for t in self.before_texts)
+        return (any(c in self.before_ids for c in hit.chunk_ids)
+                or any(t in hit.text for t in self.before_texts))
 
     def in_text(self, text: str) -> bool:
         return not self.fix_text or self.fix_text in text

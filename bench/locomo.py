@@ -344,8 +344,11 @@ class Answer:
 
 
 def search_answer(db: LocomoDB, ranked: Any, budget: Any) -> Answer:
-    """An `Answer` from causantic's top-10 search (``ranked``) and its budgeted answer."""
-    return Answer([db.chunk_dias.get(h.chunk_id, frozenset()) for h in ranked.results],
+    """An `Answer` from causantic's top-10 search (``ranked``) and its budgeted answer. A
+    result counts every turn it shows a match of: its own chunk's and those folded or merged
+    into it (`Hit.chunk_ids`: a chat turn next to a shown one joins that result)."""
+    return Answer([frozenset().union(*(db.chunk_dias.get(c, frozenset()) for c in h.chunk_ids))
+                   for h in ranked.results],
                   [(h.session_id, h.text) for h in budget.results], budget.text)
 
 

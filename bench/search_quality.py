@@ -249,7 +249,7 @@ def self_retrieval(db: Path, seeds: Sequence[int] = SELF_SEEDS,
 
                 def repeats(hit: Any, cid: str = cid, text: str = text, own: Any = own,
                             vecs: Any = vecs) -> bool:
-                    if hit.chunk_id == cid or hit.text == text:
+                    if cid in hit.chunk_ids or hit.text == text:
                         return True
                     other = vecs.get(hit.chunk_id)
                     return (own is not None and other is not None

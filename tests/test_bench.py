@@ -267,3 +267,17 @@ def test_answers_locomo_heldout_conversations_are_the_ones_never_tuned_on(shared
     heldout = heldout_conversations()
     assert heldout and not set(heldout) & set(LOCOMO_CONVERSATIONS)
     assert set(heldout) | set(LOCOMO_CONVERSATIONS) == {c.id for c in convs}
+
+
+def test_locomo_top_k_counts_the_turns_merged_into_a_result(tmp_path: Path):
+    """A chat turn next to a shown one joins that result (`Hit.also`): the result shows it,
+    so the top-k count credits it, not only the result's own chunk."""
+    from types import SimpleNamespace
+
+    from bench.locomo import LocomoDB, search_answer
+    from causantic.store.hits import Hit
+
+    db = LocomoDB(tmp_path, {"c1": frozenset({"D1:1"}), "c2": frozenset({"D1:2"})}, 0.0, 2, 0)
+    hit = Hit("c1", "s", "conv-1", "", "", "", 1.0, ("keyword",), "[User]\nhi", also=("c2",))
+    got = search_answer(db, SimpleNamespace(results=[hit]), SimpleNamespace(results=[], text=""))
+    assert got.ranked == [frozenset({"D1:1", "D1:2"})]
