@@ -365,13 +365,23 @@ def test_conversational_turns_are_messages_only():
     assert not answer.conversational([("a", "[Summary]\nearlier work")])
 
 
-def test_a_conversational_match_shows_the_messages_around_it(tmp_path: Path, private_home: Path):
-    """The question that matches ends a turn; its answer is the reply that opens the next."""
+#: CHAT's messages as stored: "<speaker>: <text>".
+SAID = [f"{speaker}: {text}" for speaker, text in CHAT]
+
+
+@pytest.fixture
+def chat_db(tmp_path: Path, private_home: Path) -> Path:
+    """A store holding one session of CHAT, a turn per message and its reply."""
     db = tmp_path / "memory.db"
     _chat_session(tmp_path / "projects" / "-chat-demo")
     ingest(db, tmp_path / "projects")
-    said = [f"{speaker}: {text}" for speaker, text in CHAT]
-    with open_store(db, readonly=True) as store:
+    return db
+
+
+def test_a_conversational_match_shows_the_messages_around_it(chat_db: Path):
+    """The question that matches ends a turn; its answer is the reply that opens the next."""
+    said = SAID
+    with open_store(chat_db, readonly=True) as store:
         asked = search(store, "what inspired the painting", max_tokens=2000, mode="keyword")
         middle = search(store, "the community center", max_tokens=2000, mode="keyword")
     # The matched turn (messages 0-1), then the reply that opens the next turn.
@@ -382,14 +392,11 @@ def test_a_conversational_match_shows_the_messages_around_it(tmp_path: Path, pri
                                       f"[Assistant]\n{said[3]}\n\n[User]\n{said[4]}")
 
 
-def test_neighbouring_chat_turns_are_one_result(tmp_path: Path, private_home: Path):
+def test_neighbouring_chat_turns_are_one_result(chat_db: Path):
     """Two matched turns in a row of one chat are one passage, each message once, not two
     results under two headers repeating the messages around them."""
-    db = tmp_path / "memory.db"
-    _chat_session(tmp_path / "projects" / "-chat-demo")
-    ingest(db, tmp_path / "projects")
-    said = [f"{speaker}: {text}" for speaker, text in CHAT]
-    with open_store(db, readonly=True) as store:
+    said = SAID
+    with open_store(chat_db, readonly=True) as store:
         found = search(store, "the kids at the lake", max_tokens=2000, mode="keyword")
     assert len(found.results) == 1
     passage = found.results[0]
