@@ -237,8 +237,12 @@ def project_wide_terms(conn: apsw.Connection, query: str, project: str) -> list[
     need = math.ceil(PROJECT_WIDE_SHARE * memo[1])
     if need == 0:
         return []
+    # Counting the project's chunks *without* the term stops after the few it may lack,
+    # where counting those with it would walk every match of a common word.
+    spare = memo[1] - need
     return [p for p, df in zip(phrases, doc_counts(conn, term_stems(conn, phrases)), strict=True)
-            if df >= need and fts_store.match_count(conn, _match([p], project) or "", need) >= need]
+            if df >= need and fts_store.match_count(
+                conn, f'{scope} NOT text : "{p.replace(chr(34), "")}"', spare + 1) <= spare]
 
 
 def vector_text(conn: apsw.Connection, query: str, project: str | None) -> str:
