@@ -180,8 +180,8 @@ def test_the_vector_query_leaves_out_what_nearly_every_chunk_of_the_project_hold
     from causantic.retrieval.fts import project_wide_terms, vector_text
 
     with open_store(tmp_path / "m.db") as store:
-        # Melanie in all 10 chunks of "chats", pottery in 8 (under the 90 % share).
-        _chat_project(store, "chats", [f"Melanie: day {i} " + ("pottery " if i < 8 else "run")
+        # Melanie and a user label in all 10 chunks of "chats", pottery in 8 (under 90 %).
+        _chat_project(store, "chats", [f"[User]\nMelanie: day {i} " + ("pottery " if i < 8 else "run")
                                        for i in range(10)])
         _chat_project(store, "other", ["Melanie once", "unrelated text", "more words"])
         q = "What does Melanie's pottery class teach?"
@@ -190,6 +190,7 @@ def test_the_vector_query_leaves_out_what_nearly_every_chunk_of_the_project_hold
         assert vector_text(store.conn, q, "other") == q
         assert vector_text(store.conn, q, None) == q
         assert vector_text(store.conn, "Melanie?", "chats") == "Melanie?"
+        assert vector_text(store.conn, "Did Melanie's user run", "chats") == "Did user run"
 
         embedded: list[str] = []
 

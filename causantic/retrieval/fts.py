@@ -212,6 +212,10 @@ def _stem_counts(conn: apsw.Connection, stems: Sequence[str]) -> dict[str, int]:
 #: A search term held by at least this share of the searched project's chunks tells none of
 #: them apart; the vector query of a project-scoped search leaves it out (`vector_text`).
 PROJECT_WIDE_SHARE = 0.9
+#: Words of the block labels (`causantic.blocks`: ``[User]``, ``[Tool:Bash]``, ``[Result:Read]``
+#: ...): nearly every chunk holds some of them as structure, which says nothing about the
+#: same word in a question ("which tools ...", "the user's ...").
+_LABEL_WORDS = "user assistant summary command expansion tool result"
 
 _project_memo: dict[str, tuple[tuple[object, ...], int]] = {}
 
@@ -220,9 +224,9 @@ def project_wide_terms(conn: apsw.Connection, query: str, project: str) -> list[
     """The query's search terms held by at least `PROJECT_WIDE_SHARE` of the project's chunks.
 
     In a conversation these are the speakers' names ("What does Melanie do to destress?"
-    in Melanie's chats), in a code base perhaps its own name. A term the whole store holds
-    in fewer chunks is rejected on its (remembered) vocabulary count; only the others cost a
-    count within the project, stopped at the share.
+    in Melanie's chats), in a code base perhaps its own name; never a block label's word. A
+    term the whole store holds in fewer chunks is rejected on its (remembered) vocabulary
+    count; only the others cost a count of the project's chunks that lack it.
     """
     phrases = query_terms(query)
     if not phrases:
@@ -240,8 +244,10 @@ def project_wide_terms(conn: apsw.Connection, query: str, project: str) -> list[
     # Counting the project's chunks *without* the term stops after the few it may lack,
     # where counting those with it would walk every match of a common word.
     spare = memo[1] - need
-    return [p for p, df in zip(phrases, doc_counts(conn, term_stems(conn, phrases)), strict=True)
-            if df >= need and fts_store.match_count(
+    stems = term_stems(conn, phrases)
+    labels = set(term_stems(conn, [_LABEL_WORDS])[0])
+    return [p for p, words, df in zip(phrases, stems, doc_counts(conn, stems), strict=True)
+            if df >= need and not labels.issuperset(words) and fts_store.match_count(
                 conn, f'{scope} NOT text : "{p.replace(chr(34), "")}"', spare + 1) <= spare]
 
 
