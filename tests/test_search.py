@@ -159,3 +159,47 @@ def test_remembered_word_counts_follow_writes_from_any_connection(tmp_path: Path
         add(writer, 2)  # another one
         assert _doc_count(reader.conn, "zebra") == 2
         assert _doc_count(writer.conn, "zebra") == 2
+
+
+def _chat_project(store, project: str, lines: list[str]) -> None:
+    with store.conn:
+        for i, line in enumerate(lines):
+            store.conn.execute(
+                "INSERT INTO chunks(id, session_id, project, offset, part, turn, kind,"
+                " start_time, end_time, text, tokens) VALUES (?,?,?,?,0,0,'turn','t','t',?,9)",
+                (f"{project}{i}", f"s-{project}", project, i, line),
+            )
+
+
+def test_the_vector_query_leaves_out_what_nearly_every_chunk_of_the_project_holds(
+        tmp_path: Path, monkeypatch):
+    """A speaker named in every chat of a project tells none of its chunks apart: a
+    project-scoped search embeds the question without the name (kept for keywords, outside
+    the project, and when nothing else would be left)."""
+    from causantic.retrieval import vector
+    from causantic.retrieval.fts import project_wide_terms, vector_text
+
+    with open_store(tmp_path / "m.db") as store:
+        # Melanie and a user label in all 10 chunks of "chats", pottery in 8 (under 90 %).
+        _chat_project(store, "chats", [f"[User]\nMelanie: day {i} " + ("pottery " if i < 8 else "run")
+                                       for i in range(10)])
+        _chat_project(store, "other", ["Melanie once", "unrelated text", "more words"])
+        q = "What does Melanie's pottery class teach?"
+        assert project_wide_terms(store.conn, q, "chats") == ["melanie"]
+        assert vector_text(store.conn, q, "chats") == "What does pottery class teach?"
+        assert vector_text(store.conn, q, "other") == q
+        assert vector_text(store.conn, q, None) == q
+        assert vector_text(store.conn, "Melanie?", "chats") == "Melanie?"
+        assert vector_text(store.conn, "Did Melanie's user run", "chats") == "Did user run"
+
+        embedded: list[str] = []
+
+        def fake_vector_search(store, query, **kw):
+            embedded.append(query)
+            raise vector.VectorsUnavailable("test: no vectors")
+
+        monkeypatch.setattr(vector, "vectors_state", lambda conn: None)
+        monkeypatch.setattr(vector, "vector_search", fake_vector_search)
+        result = search(store, q, project="chats")
+        assert embedded == ["What does pottery class teach?"]
+        assert result.results  # the keyword side still searched for the name

@@ -209,6 +209,68 @@ def _stem_counts(conn: apsw.Connection, stems: Sequence[str]) -> dict[str, int]:
     return out
 
 
+#: A search term held by at least this share of the searched project's chunks tells none of
+#: them apart; the vector query of a project-scoped search leaves it out (`vector_text`).
+PROJECT_WIDE_SHARE = 0.9
+#: Words of the block labels (`causantic.blocks`: ``[User]``, ``[Tool:Bash]``, ``[Result:Read]``
+#: ...): nearly every chunk holds some of them as structure, which says nothing about the
+#: same word in a question ("which tools ...", "the user's ...").
+_LABEL_WORDS = "user assistant summary command expansion tool result"
+
+_project_memo: dict[str, tuple[tuple[object, ...], int]] = {}
+
+
+def project_wide_terms(conn: apsw.Connection, query: str, project: str) -> list[str]:
+    """The query's search terms held by at least `PROJECT_WIDE_SHARE` of the project's chunks.
+
+    In a conversation these are the speakers' names ("What does Melanie do to destress?"
+    in Melanie's chats), in a code base perhaps its own name; never a block label's word. A
+    term the whole store holds in fewer chunks is rejected on its (remembered) vocabulary
+    count; only the others cost a count of the project's chunks that lack it.
+    """
+    phrases = query_terms(query)
+    if not phrases:
+        return []
+    scope = 'project : "' + project.replace('"', "").replace("\x00", "") + '"'
+    state = (id(conn), conn.filename, conn.total_changes(), fts_store.data_version(conn))
+    memo = _project_memo.get(project)
+    if memo is None or memo[0] != state:
+        if len(_project_memo) > 256:
+            _project_memo.clear()
+        memo = _project_memo[project] = (state, fts_store.match_count(conn, scope, 10**9))
+    need = math.ceil(PROJECT_WIDE_SHARE * memo[1])
+    if need == 0:
+        return []
+    # Counting the project's chunks *without* the term stops after the few it may lack,
+    # where counting those with it would walk every match of a common word.
+    spare = memo[1] - need
+    stems = term_stems(conn, phrases)
+    labels = set(term_stems(conn, [_LABEL_WORDS])[0])
+    return [p for p, words, df in zip(phrases, stems, doc_counts(conn, stems), strict=True)
+            if df >= need and not labels.issuperset(words) and fts_store.match_count(
+                conn, f'{scope} NOT text : "{p.replace(chr(34), "")}"', spare + 1) <= spare]
+
+
+def vector_text(conn: apsw.Connection, query: str, project: str | None) -> str:
+    """The query the vector side embeds: in a project, without its project-wide terms.
+
+    Such a term draws the query's vector towards the chunks that repeat it most (in LoCoMo
+    the turns that name the other speaker) rather than those about the rest of the question.
+    The query is kept whole when nothing searchable would be left, and outside a project.
+    """
+    if not project:
+        return query
+    drop = project_wide_terms(conn, query, project)
+    if not drop:
+        return query
+    out = query
+    for p in drop:
+        words = r"\W+".join(re.escape(w) for w in p.split())
+        out = re.sub(rf"\b{words}(?:'s)?\b", " ", out, flags=re.IGNORECASE)
+    out = re.sub(r"\s+", " ", out).strip()
+    return out if query_terms(out) and out != query else query
+
+
 def _tokenizer(conn: apsw.Connection):
     """The same tokenizer as the FTS table (porter over unicode61), to find its stems."""
     return conn.fts5_tokenizer("porter", ["unicode61"])

@@ -35,7 +35,7 @@ import apsw
 from causantic.config import ANSWER_TOKENS
 from causantic.errors import UsageError
 from causantic.retrieval import render
-from causantic.retrieval.fts import keyword_search, query_idf
+from causantic.retrieval.fts import keyword_search, query_idf, vector_text
 from causantic.retrieval.projects import resolve_project
 from causantic.retrieval.render import Answer, Hit
 from causantic.store import timeline
@@ -217,7 +217,8 @@ def _with_vectors(
 
     depth = fusion.depth(reach)
     deep = max(depth, DATED_DEPTH) if period else depth
-    found = vector_search(store, query, project=project, limit=deep)
+    found = vector_search(store, vector_text(store.conn, query, project), project=project,
+                          limit=deep)
     kw = [(r[0], r[1]) for r in keyword[:deep]]
     pool = load_hits(store.conn, [(cid, 0.0, ()) for cid in
                                   dict.fromkeys([c for c, _ in kw] + [c for c, _ in found.hits])])
