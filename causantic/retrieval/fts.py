@@ -62,9 +62,14 @@ def _match(phrases: list[str], project: str | None = None) -> str | None:
     body = " OR ".join('"' + p.replace('"', "") + '"' for p in phrases[:32])
     expr = f"text : ({body})"
     if project:
-        # A NUL ends an FTS5 string early ("unterminated string"): drop it with the quotes.
-        expr += ' AND project : "' + project.replace('"', "").replace("\x00", "") + '"'
+        expr += " AND " + _in_project(project)
     return expr
+
+
+def _in_project(project: str) -> str:
+    """The FTS5 expression for a project's chunks. A NUL ends an FTS5 string early
+    ("unterminated string"): it is dropped with the quotes."""
+    return 'project : "' + project.replace('"', "").replace("\x00", "") + '"'
 
 
 def keyword_search(
@@ -179,6 +184,12 @@ def _max_rowid(conn: apsw.Connection) -> int:
 _df_memo: dict[str, tuple[tuple[object, ...], int]] = {}
 
 
+def _state(conn: apsw.Connection) -> tuple[object, ...]:
+    """What a remembered count is valid for: this connection's database as it is now (its
+    own writes and other connections' commits both change it)."""
+    return (id(conn), conn.filename, conn.total_changes(), fts_store.data_version(conn))
+
+
 def _doc_count(conn: apsw.Connection, stem: str) -> int:
     """How many chunks hold one stem (see `_stem_counts`)."""
     return _stem_counts(conn, [stem])[stem]
@@ -189,7 +200,7 @@ def _stem_counts(conn: apsw.Connection, stems: Sequence[str]) -> dict[str, int]:
     for a word in 90,000 chunks, so counts are remembered until the database changes)."""
     if not stems:
         return {}
-    state = (id(conn), conn.filename, conn.total_changes(), fts_store.data_version(conn))
+    state = _state(conn)
     out: dict[str, int] = {}
     missing: list[str] = []
     for stem in dict.fromkeys(stems):
@@ -231,8 +242,8 @@ def project_wide_terms(conn: apsw.Connection, query: str, project: str) -> list[
     phrases = query_terms(query)
     if not phrases:
         return []
-    scope = 'project : "' + project.replace('"', "").replace("\x00", "") + '"'
-    state = (id(conn), conn.filename, conn.total_changes(), fts_store.data_version(conn))
+    scope = _in_project(project)
+    state = _state(conn)
     memo = _project_memo.get(project)
     if memo is None or memo[0] != state:
         if len(_project_memo) > 256:

@@ -97,9 +97,7 @@ def content_words(text: str, stop: int = THIN_WORDS) -> int:
 def is_thin(text: str) -> bool:
     """Whether a chunk says too little to rank with substantive ones (module docstring)."""
     words = content_words(text)
-    if words < CHAT_THIN_WORDS or words >= THIN_WORDS:
-        return words < CHAT_THIN_WORDS
-    return not messages_only(text)
+    return words < CHAT_THIN_WORDS or (words < THIN_WORDS and not messages_only(text))
 
 
 def shingles(text: str, n: int = SHINGLE_WORDS) -> frozenset[int]:
