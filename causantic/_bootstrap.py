@@ -314,9 +314,12 @@ def log_hook_problem(event, message):
     import time
 
     home = os.environ.get("CAUSANTIC_HOME") or os.path.join(os.path.expanduser("~"), ".causantic")
-    logs = os.path.join(os.path.expanduser(home), "logs")
+    home = os.path.expanduser(home)
+    logs = os.path.join(home, "logs")
     stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     try:
+        # one level at a time: makedirs gives the folders above the last the default mode
+        os.makedirs(home, mode=0o700, exist_ok=True)
         os.makedirs(logs, mode=0o700, exist_ok=True)
         fd = os.open(os.path.join(logs, "hooks.log"), os.O_CREAT | os.O_WRONLY | os.O_APPEND,
                      0o600)

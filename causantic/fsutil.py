@@ -20,11 +20,27 @@ except ImportError:  # pragma: no cover
 
 
 def private_dir(path: Path) -> Path:
-    """Create `path` (and parents) as 0700 if missing; return it."""
-    if not path.is_dir():
-        path.mkdir(mode=0o700, parents=True, exist_ok=True)
+    """Create `path` if missing, and every missing folder above it, each 0700; return it.
+
+    `Path.mkdir(parents=True)` gives the parents it creates the default mode (0755 under the
+    usual umask), so `~/.causantic` made on the way to `~/.causantic/state` would be readable
+    by everyone: each level is made here instead. Folders that already exist are left as
+    they are.
+    """
+    missing: list[Path] = []
+    here = path
+    while not here.is_dir() and here != here.parent:
+        missing.append(here)
+        here = here.parent
+    for folder in reversed(missing):
+        try:
+            folder.mkdir(mode=0o700)
+        except FileExistsError:
+            if not folder.is_dir():
+                raise
+            continue  # made by another process meanwhile: theirs, and made the same way
         with contextlib.suppress(OSError):
-            os.chmod(path, 0o700)
+            os.chmod(folder, 0o700)  # a umask can take bits off the mode mkdir asked for
     return path
 
 

@@ -273,13 +273,29 @@ def test_unreadable_file_is_reported_and_the_rest_ingested(tmp_path: Path):
 
 
 def test_database_files_are_private(tmp_path: Path):
-    db = tmp_path / "fresh" / "memory.db"
+    db = tmp_path / "fresh" / "deeper" / "memory.db"
     ingest(db, SAMPLES)
+    # every folder it had to make, not only the last one (mkdir -p gives the others 0755)
     assert (db.parent.stat().st_mode & 0o777) == 0o700
+    assert (db.parent.parent.stat().st_mode & 0o777) == 0o700
     for name in ("memory.db", "memory.db-wal", "memory.db-shm"):
         p = db.parent / name
         if p.exists():
             assert (p.stat().st_mode & 0o777) == 0o600, name
+
+
+def test_a_database_kept_elsewhere_still_leaves_the_causantic_home_private(tmp_path: Path):
+    """Ingest records its integrity check under <home>/state: the home it makes on the way,
+    not only `state`, is the user's alone."""
+    from causantic.config import load_settings
+    from causantic.ingest.run import run_ingest
+
+    (tmp_path / "user").mkdir()
+    settings = load_settings(db=tmp_path / "elsewhere" / "m.db", env={"HOME": str(tmp_path / "user")})
+    run_ingest(settings, [SAMPLES])
+    home = tmp_path / "user" / ".causantic"
+    assert (home / "state").is_dir() and not (home / "memory.db").exists()
+    assert all(f.stat().st_mode & 0o777 == 0o700 for f in (home, home / "state"))
 
 
 def test_secrets_are_redacted_before_metadata_is_clipped(tmp_path: Path):

@@ -45,6 +45,7 @@ DEFERRED_OK: dict[tuple[str, str], str] = {}
 STORE_MAY_IMPORT = {
     "errors", "records", "tokens", "chunk",
     "redact",  # the `create_redaction_meta` migration records `redact.RULES_VERSION`
+    "fsutil",  # stdlib-only: the database's folder is made private like every other one
 }
 
 #: Module cycles allowed through a deferred import, with the reason.

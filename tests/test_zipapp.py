@@ -513,6 +513,7 @@ def test_a_hook_on_the_wrong_interpreter_exits_0_with_one_line_in_the_hook_log(
     assert len(lines) == 2 and "hook session-start not run: " in lines[0]
     assert "hook session-end not run: " in lines[1] and "built for CPython 3.99" in lines[1]
     assert (home / "logs" / "hooks.log").stat().st_mode & 0o777 == 0o600
+    assert all(f.stat().st_mode & 0o777 == 0o700 for f in (home, home / "logs"))
     line = one_line_error(run_pyz(fake, "stats", cache=warm, env=env))  # not a hook: exit 1
     assert "built for CPython 3.99" in line
 

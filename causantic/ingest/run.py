@@ -10,7 +10,7 @@ from pathlib import Path
 
 from causantic.config import Settings
 from causantic.errors import Interrupted
-from causantic.fsutil import file_lock
+from causantic.fsutil import file_lock, private_dir
 from causantic.ingest.embed import EmbedReport
 from causantic.ingest.pipeline import IngestReport, ingest_paths
 from causantic.progress import ProgressLine
@@ -123,7 +123,7 @@ def _mark_checked(settings: Settings) -> None:
 
     marker = _integrity_marker(settings)
     with contextlib.suppress(OSError):  # a home we cannot write only means checking again
-        marker.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        private_dir(marker.parent)
         os.close(os.open(marker, os.O_CREAT | os.O_WRONLY, 0o600))
         os.utime(marker)
 

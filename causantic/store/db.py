@@ -17,6 +17,7 @@ from pathlib import Path
 import apsw
 
 from causantic.errors import CausanticError, DatabaseBusy, DatabaseCorrupt, DiskFull, ReadOnlyFolder
+from causantic.fsutil import private_dir
 
 BUSY_TIMEOUT_MS = 5_000
 
@@ -274,9 +275,7 @@ def _create_private(path: Path) -> None:
     """Create the database's folder (0700) and an empty file (0600) if missing."""
     folder = path.parent
     try:
-        if not folder.exists():
-            folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-            os.chmod(folder, 0o700)
+        private_dir(folder)
         if not path.exists():
             fd = os.open(path, os.O_CREAT | os.O_WRONLY | os.O_EXCL, 0o600)
             os.close(fd)
