@@ -39,6 +39,11 @@ Metrics (per system; by style and by kind; per half):
   within that budget;
 * ``tok2k`` / ``tok4k``: median tokens of those answers (3.5 characters a token).
 
+One more row, ``oracle: keyword or vector``, is not a system: per question, the better of
+search's keyword and vector modes (`best_of`), the ceiling of a fusion that always trusted
+the right list. Hybrid scoring above it on one half and below it on the other measures how
+far the fusion is fitted to the first.
+
 LoCoMo slice (categories 1-4; the data are CC BY-NC, so they stay in the benchmark cache,
 see `bench.locomo`): the questions of the conversations in ``LOCOMO_CONVERSATIONS``, split
 by alternation the same way, project-scoped, 2,000-token budget: ``all`` (every evidence
@@ -83,6 +88,9 @@ LOCOMO_CONVERSATIONS = ("conv-26", "conv-30", "conv-41")
 LOCOMO_BUDGET = 2000
 #: The one column of the held-out LoCoMo conversations' table.
 HELD_OUT = "held-out"
+#: Hybrid's two lists, and the per-question best of them (`best_of`), printed with the systems.
+LISTS = ("search/keyword", "search/vector")
+ORACLE = "oracle: keyword or vector"
 _WS_RE = re.compile(r"\s+")
 #: A result block's header line, as `render.header` writes it: "[3] project · session 1a2b3c4d · ..."
 _HEADER_RE = re.compile(r"^\[\d+\] [^\n]*?· session ([0-9a-f]{8})\b[^\n]*$", re.M)
@@ -374,8 +382,28 @@ def evaluate(db: Path, questions: Sequence[Question], names: Sequence[str] | Non
             per_system[name] = rows
             if progress:
                 print(f"answers: {name} done in {seconds[name]} s", file=sys.stderr, flush=True)
+    oracle = best_of(per_system, LISTS)
+    if oracle:
+        per_system[ORACLE] = oracle
     return {"per_question": per_system, "seconds": seconds,
             "summary": summaries(per_system, questions)}
+
+
+def best_of(per_system: dict[str, list[dict[str, Any]]], names: Sequence[str]
+            ) -> list[dict[str, Any]]:
+    """Per question, the best each metric any of ``names`` reached ([] unless all ran);
+    token counts are the larger of the two answers'.
+
+    Not a system: the ceiling of a fusion that always trusted the right one of its two lists
+    for the question at hand. Hybrid above it on the tune half and far below it on the report
+    half is what a fusion fitted to the tune half looks like."""
+    if not all(n in per_system for n in names):
+        return []
+    rows = []
+    for same in zip(*(per_system[n] for n in names), strict=True):
+        rows.append({"id": same[0]["id"], **{k: max(r[k] for r in same)
+                                             for k in same[0] if k != "id"}})
+    return rows
 
 
 def summaries(per_system: dict[str, list[dict[str, Any]]],

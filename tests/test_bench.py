@@ -240,6 +240,18 @@ def test_locomo_scoring_counts_all_evidence_and_budgets(locomo_tiny):
     assert other["2k"] == 0.0
 
 
+def test_answers_oracle_row_takes_each_questions_better_list():
+    """The oracle row is the per-question best of keyword and vector, and only when both ran."""
+    from bench.answers import LISTS, best_of
+
+    kw = [{"id": "q1", "strict@5": 1.0, "ev@2k": 0.0}, {"id": "q2", "strict@5": 0.0, "ev@2k": 0.0}]
+    vec = [{"id": "q1", "strict@5": 0.0, "ev@2k": 1.0}, {"id": "q2", "strict@5": 0.0, "ev@2k": 0.0}]
+    rows = best_of(dict(zip(LISTS, (kw, vec), strict=True)), LISTS)
+    assert rows == [{"id": "q1", "strict@5": 1.0, "ev@2k": 1.0},
+                    {"id": "q2", "strict@5": 0.0, "ev@2k": 0.0}]
+    assert best_of({LISTS[0]: kw}, LISTS) == []
+
+
 def test_answers_locomo_slice_counts_a_turn_shown_in_a_block_of_its_session():
     """The slice's rule is ev@2k's: the turn's text inside a result block of its session,
     whichever chunk that block's match was (an answer unit shows the messages around it)."""
