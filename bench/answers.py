@@ -14,6 +14,14 @@ Split: within each (kind, style) group, in file order, questions alternate betwe
 ``tune`` half and the ``report`` half. Design decisions are made on ``tune`` only; both are
 printed.
 
+The blind set (`bench/queries/answers-blind.json`) is written the same way about twelve
+sessions nobody had read (`bench/transcripts`, see its SOURCES.md), without running any of our
+systems on them. Its database holds the shared transcripts too, so they compete as
+distractors. It is split the same way into ``blind tune`` and ``blind report`` (and printed
+whole as ``blind``): the development set's tune half has been fitted by many rounds of
+decisions, so ``blind tune`` is the fresh set to look at question by question, and
+``blind report`` is seen only in aggregate, once per change.
+
 Every question goes through every system, all on one cached database (ingest with
 redaction, every chunk embedded; `bench.search_quality.build_db`):
 
@@ -75,6 +83,13 @@ from typing import Any
 from bench.common import REPO_ROOT, TRANSCRIPTS_DIR, print_table, write_result
 
 QUERIES_FILE = REPO_ROOT / "bench" / "queries" / "answers.json"
+#: The blind set: questions written without running anything on their sessions, which are
+#: new (bench/transcripts) and ingested together with the shared transcripts.
+BLIND_FILE = REPO_ROOT / "bench" / "queries" / "answers-blind.json"
+BLIND_TRANSCRIPTS = REPO_ROOT / "bench" / "transcripts"
+BLIND = "blind"
+#: The blind set's halves, split like the development set's.
+BLIND_HALVES = ("blind tune", "blind report")
 BUDGETS = (2000, 4000)
 COMMANDS = ("search", "recall", "predict", "reconstruct")
 MODES = ("keyword", "vector", "hybrid")
@@ -82,6 +97,8 @@ BASELINES = ("bm25-turns", "minilm-turns", "hybrid-turns")
 STYLES = ("identifier", "paraphrase", "vague")
 KINDS = COMMANDS
 HALVES = ("tune", "report")
+#: What a full run scores: the development set's two halves and the blind set.
+SETS = (*HALVES, BLIND)
 TURN_WINDOWS = 16
 RRF_K = 60
 LOCOMO_CONVERSATIONS = ("conv-26", "conv-30", "conv-41")
@@ -116,14 +133,15 @@ class Question:
 
 
 def load_questions(path: Path = QUERIES_FILE) -> list[Question]:
-    """The development set, each question tagged with its half (module docstring)."""
+    """The development set, or the blind set (``BLIND_FILE``), each question tagged with its
+    half (module docstring)."""
     raw = json.loads(path.read_text())["questions"]
     qs = [Question(q["id"], q["kind"], q["style"], q["query"], q["session"],
                    tuple(q["evidence"])) for q in raw]
-    return split(qs)
+    return split(qs, BLIND_HALVES if path == BLIND_FILE else HALVES)
 
 
-def split(questions: Sequence[Question]) -> list[Question]:
+def split(questions: Sequence[Question], halves: Sequence[str] = HALVES) -> list[Question]:
     """Alternate tune/report within each (kind, style) group, in file order."""
     seen: dict[tuple[str, str], int] = {}
     out = []
@@ -131,7 +149,7 @@ def split(questions: Sequence[Question]) -> list[Question]:
         n = seen.get((q.kind, q.style), 0)
         seen[(q.kind, q.style)] = n + 1
         out.append(Question(q.id, q.kind, q.style, q.query, q.session, q.evidence,
-                            HALVES[n % 2]))
+                            halves[n % 2]))
     return out
 
 
@@ -411,10 +429,12 @@ def summaries(per_system: dict[str, list[dict[str, Any]]],
     """system -> half -> group ("all", a style, a kind) -> metrics."""
     by_id = {q.id: q for q in questions}
     out: dict[str, Any] = {}
+    blind = all(q.half in BLIND_HALVES for q in questions)
+    halves = (*BLIND_HALVES, BLIND) if blind else (*HALVES, "both")
     for name, rows in per_system.items():
         out[name] = {}
-        for half in (*HALVES, "both"):
-            picked = [r for r in rows if half == "both" or by_id[r["id"]].half == half]
+        for half in halves:
+            picked = [r for r in rows if half in ("both", BLIND) or by_id[r["id"]].half == half]
             groups: dict[str, Any] = {"all": summarize([_metrics(r) for r in picked])}
             for style in STYLES:
                 groups[style] = summarize([_metrics(r) for r in picked
@@ -618,48 +638,79 @@ def _locomo_dense_keys(baselines: Any, q: Any) -> list[str]:
 # -- entry points --------------------------------------------------------------------------
 
 
-def run(tiny: bool = False, halves: Sequence[str] = HALVES, names: Sequence[str] | None = None,
+def run(tiny: bool = False, halves: Sequence[str] = SETS, names: Sequence[str] | None = None,
         with_locomo: bool = True) -> dict[str, Any]:
-    """Build (or reuse) the database, score every system, print and record."""
+    """Build (or reuse) the databases, score every system, print and record.
+
+    ``halves``: any of tune, report (the development set) and blind (`blind_set`)."""
     from bench.search_quality import build_db, cache_root
 
     questions = load_questions()
-    if tiny:
+    dev = tuple(h for h in HALVES if h in halves)
+    result: dict[str, Any] = {}
+    if tiny and dev:
         with tempfile.TemporaryDirectory(prefix="causantic-answers-") as tmp:
             small = TRANSCRIPTS_DIR / "theogbrand__napoli-matcha" / "04"
             db = build_db(Path(tmp) / "db", [small])
-            from causantic.store import open_store
-
-            with open_store(db, readonly=True) as store:
-                present = {s for (s,) in store.conn.execute("SELECT DISTINCT session_id FROM chunks")}
-            picked = [q for q in questions if q.session in present][:3]
+            picked = [q for q in questions if q.session in _sessions(db)][:3]
             result = evaluate(db, picked, names, progress=False)
-            result["locomo"] = locomo_slice(halves, tiny=True) if with_locomo else None
-    else:
+            result["locomo"] = locomo_slice(dev, tiny=True) if with_locomo else None
+    elif dev:
         db = build_db(cache_root() / "answers", [TRANSCRIPTS_DIR])
-        asked = [q for q in questions if q.half in halves]
+        asked = [q for q in questions if q.half in dev]
         result = evaluate(db, asked, names, cache=cache_root() / "answers-baselines")
-        result["locomo"] = locomo_slice(halves, names=names) if with_locomo else None
-        heldout = heldout_conversations() if with_locomo and "report" in halves else ()
+        result["locomo"] = locomo_slice(dev, names=names) if with_locomo else None
+        heldout = heldout_conversations() if with_locomo and "report" in dev else ()
         if heldout:
             result["locomo_heldout"] = locomo_slice(names=names, conversations=heldout)
+    if BLIND in halves:
+        result[BLIND] = blind_set(names, tiny=tiny)
+    blind = load_questions(BLIND_FILE)
     result["questions"] = {
         "total": len(questions),
         **{h: sum(q.half == h for q in questions) for h in HALVES},
         **{s: sum(q.style == s for q in questions) for s in STYLES},
         **{k: sum(q.kind == k for q in questions) for k in KINDS},
+        BLIND: len(blind),
     }
-    print_table("Answers: the development set", [result["questions"]])
-    print_tables(result, halves)
-    if not tiny and names is None and with_locomo and tuple(halves) == HALVES:
+    print_table("Answers: the development set (and the blind set)", [result["questions"]])
+    if dev:
+        print_tables(result, dev)
+    if result.get(BLIND):
+        print_tables(result[BLIND], (*BLIND_HALVES, BLIND))
+    if not tiny and names is None and with_locomo and tuple(halves) == SETS:
         write_result("answers", result, tiny)
     return result
 
 
+def blind_set(names: Sequence[str] | None = None, tiny: bool = False) -> dict[str, Any]:
+    """The blind set through every system, its sessions ingested with the shared transcripts
+    (which are then distractors); ``tiny``: two questions of one of its sessions alone."""
+    from bench.search_quality import build_db, cache_root
+
+    questions = load_questions(BLIND_FILE)
+    if tiny:
+        with tempfile.TemporaryDirectory(prefix="causantic-blind-") as tmp:
+            one = sorted(BLIND_TRANSCRIPTS.glob("*/*/*/*/full.jsonl"))[0].parent
+            db = build_db(Path(tmp) / "db", [one])
+            picked = [q for q in questions if q.session in _sessions(db)][:2]
+            return evaluate(db, picked, names, progress=False)
+    db = build_db(cache_root() / "answers-blind", [TRANSCRIPTS_DIR, BLIND_TRANSCRIPTS])
+    return evaluate(db, questions, names, cache=cache_root() / "answers-blind-baselines")
+
+
+def _sessions(db: Path) -> set[str]:
+    from causantic.store import open_store
+
+    with open_store(db, readonly=True) as store:
+        return {s for (s,) in store.conn.execute("SELECT DISTINCT session_id FROM chunks")}
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m bench.answers [--tiny] [--half H] [--systems a,b] [--no-locomo]``."""
+    """``python -m bench.answers [--tiny] [--half tune|report|both|blind] [--systems a,b]
+    [--no-locomo]`` (without --half: all three; ``both``: tune and report)."""
     args = list(sys.argv[1:] if argv is None else argv)
-    halves: Sequence[str] = HALVES
+    halves: Sequence[str] = SETS
     names = None
     if "--half" in args:
         h = args[args.index("--half") + 1]

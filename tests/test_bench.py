@@ -8,8 +8,10 @@ the runner) do what they claim.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib
+import json
 from pathlib import Path
 
 import apsw
@@ -17,8 +19,10 @@ import pytest
 
 from bench.__main__ import areas
 from bench.__main__ import main as bench_main
+from causantic.store import open_store
 
 from .conftest import REPO
+from .helpers import ingest
 
 RESULTS = REPO / "bench" / "results"
 
@@ -250,6 +254,38 @@ def test_answers_oracle_row_takes_each_questions_better_list():
     assert rows == [{"id": "q1", "strict@5": 1.0, "ev@2k": 1.0},
                     {"id": "q2", "strict@5": 0.0, "ev@2k": 0.0}]
     assert best_of({LISTS[0]: kw}, LISTS) == []
+
+
+def test_answers_blind_set_is_about_its_own_sessions_only(shared_dir: Path, tmp_path: Path):
+    """Every blind question's evidence is in the stored text of its session, that session is
+    one of bench/transcripts, and none of those sessions is in the shared transcripts (the
+    tuned-on ones)."""
+    from bench.answers import (
+        BLIND_FILE,
+        BLIND_HALVES,
+        BLIND_TRANSCRIPTS,
+        check_evidence,
+        load_questions,
+    )
+    from bench.common import TRANSCRIPTS_DIR
+
+    def sessions(folder: Path) -> set[str]:
+        found = set()
+        for path in folder.rglob("*.jsonl"):
+            for line in path.read_text(errors="replace").splitlines():
+                with contextlib.suppress(ValueError, AttributeError):
+                    found.add(json.loads(line).get("sessionId"))
+        return found - {None}
+
+    questions = load_questions(BLIND_FILE)
+    assert len(questions) >= 60 and {q.half for q in questions} == set(BLIND_HALVES)
+    assert len({q.id for q in questions}) == len(questions)
+    blind, shared = sessions(BLIND_TRANSCRIPTS), sessions(TRANSCRIPTS_DIR)
+    assert {q.session for q in questions} <= blind and not blind & shared
+    db = tmp_path / "blind.db"
+    ingest(db, BLIND_TRANSCRIPTS)
+    with open_store(db, readonly=True) as store:
+        assert check_evidence(store.conn, questions) == []
 
 
 def test_answers_locomo_slice_counts_a_turn_shown_in_a_block_of_its_session():
