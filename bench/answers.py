@@ -461,7 +461,7 @@ def print_tables(result: dict[str, Any], halves: Sequence[str] = HALVES) -> list
             rows.append({"system": name, "n": s["n"], "strict@5": s["strict@5"],
                          "ev@2k": s["ev@2k"], "ev@4k": s["ev@4k"], "tok2k": s["tok2k"],
                          "tok4k": s["tok4k"]})
-        out.append(print_table(f"Answers ({half} half): strict@5, evidence within 2,000 / 4,000 "
+        out.append(print_table(f"Answers ({_name(half)}): strict@5, evidence within 2,000 / 4,000 "
                                "tokens returned, median tokens", rows))
         for metric, title in (("ev@2k", "evidence within 2,000 tokens"),
                               ("ev@4k", "evidence within 4,000 tokens")):
@@ -475,7 +475,7 @@ def print_tables(result: dict[str, Any], halves: Sequence[str] = HALVES) -> list
                     cell = g[f"kind:{kind}"]
                     row[f"{kind} q ({cell['n']})"] = cell.get(metric, float("nan"))
                 rows.append(row)
-            out.append(print_table(f"Answers ({half} half): {title}, by style and by kind of "
+            out.append(print_table(f"Answers ({_name(half)}): {title}, by style and by kind of "
                                    "question", rows))
         rows = []
         for name, by_half in summary.items():
@@ -486,8 +486,12 @@ def print_tables(result: dict[str, Any], halves: Sequence[str] = HALVES) -> list
             for kind in KINDS:
                 row[f"{kind} q strict@5"] = g[f"kind:{kind}"].get("strict@5", float("nan"))
             rows.append(row)
-        out.append(print_table(f"Answers ({half} half): strict@5 by style and kind", rows))
+        out.append(print_table(f"Answers ({_name(half)}): strict@5 by style and kind", rows))
     return out
+
+
+def _name(half: str) -> str:
+    return "the whole blind set" if half == BLIND else f"{half} half"
 
 
 # -- LoCoMo slice --------------------------------------------------------------------------
