@@ -451,10 +451,13 @@ def _metrics(row: dict[str, Any]) -> dict[str, float]:
 
 
 def print_tables(result: dict[str, Any], halves: Sequence[str] = HALVES) -> list[str]:
-    """Per half: the overall table, then ev@2k by style and ev@4k by kind."""
+    """Per half: the overall table, then ev@2k by style and ev@4k by kind (a half without
+    questions, as a tiny run may leave, is skipped)."""
     out = []
     summary = result["summary"]
     for half in halves:
+        if not any(by_half[half]["all"]["n"] for by_half in summary.values()):
+            continue
         rows = []
         for name, by_half in summary.items():
             s = by_half[half]["all"]
