@@ -14,7 +14,7 @@ Split: within each (kind, style) group, in file order, questions alternate betwe
 ``tune`` half and the ``report`` half. Design decisions are made on ``tune`` only; both are
 printed.
 
-The blind set (`bench/queries/answers-blind.json`) is written the same way about twelve
+The blind set (`bench/queries/answers-blind.json`) is written the same way about 24
 sessions nobody had read (`bench/transcripts`, see its SOURCES.md), without running any of our
 systems on them. Its database holds the shared transcripts too, so they compete as
 distractors. It is split the same way into ``blind tune`` and ``blind report`` (and printed
