@@ -308,6 +308,23 @@ def test_each_search_result_is_a_distinct_turn(shared_db: Path):
     assert all(len(h.text) <= answer.FOLDED_UNIT_CHARS for h in found.results)
 
 
+def test_compact_keeps_the_line_git_commit_prints_before_the_lines_holding_the_query():
+    """What came out of a run of tool calls is often a commit: `git commit`'s
+    "[branch sha] subject" line is shown even when other lines already hold the query's words."""
+    log = "\n".join(f"{n:07x} Merge pull request #{n} from entireio/alex/ent-221-part-{n}"
+                     for n in range(1, 6))
+    text = ("[User]\ncommit this\n\n[Tool:Bash] git log --oneline -5\n[Result:Bash]\n" + log
+            + "\n\n[Tool:Bash] git commit -m 'Consolidate logging'\n[Result:Bash]\n"
+            "[alex/ent-221-consolidate-logging e82511d] Consolidate logging to one file\n"
+            " 3 files changed, 40 insertions(+), 12 deletions(-)")
+    out = compaction.compact(text, compaction.terms_of("what did the ent-221 branch commit"))
+    lines = out.splitlines()
+    at = lines.index("  [alex/ent-221-consolidate-logging e82511d] Consolidate logging to one file")
+    assert lines[at - 1].startswith("[Tools] Bash git log")  # first among the output lines
+    assert sum(line.startswith("  ") for line in lines) == 1 + compaction.MATCH_LINES
+    assert "3 files changed" not in out
+
+
 def test_compact_keeps_a_failed_tool_calls_message():
     """Claude Code wraps a failed call's message in <tool_use_error>: an error line to keep."""
     text = ("[User]\ncommit\n\n[Tool:Skill] {\"skill\": \"commit\"}\n\n[Result:Skill error]\n"

@@ -4,10 +4,12 @@
 assistant text stay (very long ones keep their head and the lines holding the query's words,
 `head_cut`), and each run of tool calls becomes one ``[Tools]`` line (tool and target)
 followed by at most a few lines of their output: error lines and lines holding the query's
-words (`holds`); what the user said inside a tool result (answers to the assistant's
-questions, why they rejected a tool call: `user_words`) is kept as their text. The stored text
-stays whole; this is rendering only (`causantic.retrieval.answer` builds answer units from
-it). Pure Python: hooks render through it.
+words (`holds`), and before them the line `git commit` prints for each commit made ("[branch
+sha] subject": what came out of the work, `COMMIT_LINES`); what the user said inside a tool
+result (answers to the assistant's questions, why they rejected a tool call: `user_words`) is
+kept as their text. The stored text stays whole; this is rendering only
+(`causantic.retrieval.answer` builds answer units from it). Pure Python: hooks render through
+it.
 """
 
 from __future__ import annotations
@@ -26,6 +28,8 @@ _TOOL_RE = re.compile(r"^\[Tool:([^\]]+)\] ?(.*)$")
 _ERROR_RE = re.compile(r"(?:\b|(?<=_))(error|fail(ed|ure|s)?|panic|exception|traceback|fatal|denied|"
                        r"undefined|cannot|exit code [1-9])\b", re.I)
 _PATH_RE = re.compile(r"^(/|~/|\./)?([\w.@-]+/)+[\w.@-]+$")
+#: What `git commit` prints first: "[branch 1a2b3c4] subject" (what came out of the work).
+_COMMIT_RE = re.compile(r"^\[[\w./+-]+(?: \(root-commit\))? [0-9a-f]{7,40}\] \S")
 #: Characters kept per kind of block (a cut block ends in a "[… n more lines]" marker).
 USER_CHARS = 700
 ASSISTANT_CHARS = 1200
@@ -36,6 +40,8 @@ LINE_CHARS = 180
 #: (tune: search +1 question at 2k/4k, recall +1, predict +1; report: search and predict +1 at 2k).
 TOOLS_LINE_CHARS = 160
 MATCH_LINES = 3
+#: Commit lines (`_COMMIT_RE`) a run's output keeps besides those.
+COMMIT_LINES = 2
 
 
 def terms_of(query: str) -> list[str]:
@@ -125,6 +131,7 @@ def _tools(run: Sequence[str], terms: Sequence[str]) -> str:
     what the user said in them (`user_words`) as user text."""
     calls: list[str] = []
     kept: list[str] = []
+    commits: list[str] = []
     said: list[str] = []
     for block in run:
         head, _, body = block.partition("\n")
@@ -140,6 +147,7 @@ def _tools(run: Sequence[str], terms: Sequence[str]) -> str:
                 continue
             lines = body.split("\n")
             errors = "error" in head
+        commits += ["  " + _line(x.strip()) for x in lines if _COMMIT_RE.match(x.strip())]
         for x in lines:
             if len(kept) >= MATCH_LINES:
                 break
@@ -149,7 +157,9 @@ def _tools(run: Sequence[str], terms: Sequence[str]) -> str:
                 kept.append("  " + _line(x.strip()))
     line = "; ".join(dict.fromkeys(calls))
     line = f"[Tools] {_line(line, TOOLS_LINE_CHARS)}" if line else "[Tools]"
-    return "\n\n".join(["\n".join([line, *dict.fromkeys(kept)]), *said])
+    shown = list(dict.fromkeys(commits))[:COMMIT_LINES]
+    shown += [x for x in dict.fromkeys(kept) if x not in shown]
+    return "\n\n".join(["\n".join([line, *shown]), *said])
 
 
 #: How Claude Code words a tool result that carries the user's own words: the answers to
