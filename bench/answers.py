@@ -656,12 +656,8 @@ def run(tiny: bool = False, halves: Sequence[str] = SETS, names: Sequence[str] |
     dev = tuple(h for h in HALVES if h in halves)
     result: dict[str, Any] = {}
     if tiny and dev:
-        with tempfile.TemporaryDirectory(prefix="causantic-answers-") as tmp:
-            small = TRANSCRIPTS_DIR / "theogbrand__napoli-matcha" / "04"
-            db = build_db(Path(tmp) / "db", [small])
-            picked = [q for q in questions if q.session in _sessions(db)][:3]
-            result = evaluate(db, picked, names, progress=False)
-            result["locomo"] = locomo_slice(dev, tiny=True) if with_locomo else None
+        result = _tiny(TRANSCRIPTS_DIR / "theogbrand__napoli-matcha" / "04", questions, 3, names)
+        result["locomo"] = locomo_slice(dev, tiny=True) if with_locomo else None
     elif dev:
         db = build_db(cache_root() / "answers", [TRANSCRIPTS_DIR])
         asked = [q for q in questions if q.half in dev]
@@ -697,20 +693,24 @@ def blind_set(names: Sequence[str] | None = None, tiny: bool = False) -> dict[st
 
     questions = load_questions(BLIND_FILE)
     if tiny:
-        with tempfile.TemporaryDirectory(prefix="causantic-blind-") as tmp:
-            one = sorted(BLIND_TRANSCRIPTS.glob("*/*/*/*/full.jsonl"))[0].parent
-            db = build_db(Path(tmp) / "db", [one])
-            picked = [q for q in questions if q.session in _sessions(db)][:2]
-            return evaluate(db, picked, names, progress=False)
+        one = sorted(BLIND_TRANSCRIPTS.glob("*/*/*/*/full.jsonl"))[0].parent
+        return _tiny(one, questions, 2, names)
     db = build_db(cache_root() / "answers-blind", [TRANSCRIPTS_DIR, BLIND_TRANSCRIPTS])
     return evaluate(db, questions, names, cache=cache_root() / "answers-blind-baselines")
 
 
-def _sessions(db: Path) -> set[str]:
+def _tiny(source: Path, questions: Sequence[Question], n: int,
+          names: Sequence[str] | None) -> dict[str, Any]:
+    """The first ``n`` questions about ``source``'s sessions, on a throw-away database of it."""
+    from bench.search_quality import build_db
     from causantic.store import open_store
 
-    with open_store(db, readonly=True) as store:
-        return {s for (s,) in store.conn.execute("SELECT DISTINCT session_id FROM chunks")}
+    with tempfile.TemporaryDirectory(prefix="causantic-answers-") as tmp:
+        db = build_db(Path(tmp) / "db", [source])
+        with open_store(db, readonly=True) as store:
+            present = {s for (s,) in store.conn.execute("SELECT DISTINCT session_id FROM chunks")}
+        picked = [q for q in questions if q.session in present][:n]
+        return evaluate(db, picked, names, progress=False)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -157,8 +157,7 @@ def _tools(run: Sequence[str], terms: Sequence[str]) -> str:
                 kept.append("  " + _line(x.strip()))
     line = "; ".join(dict.fromkeys(calls))
     line = f"[Tools] {_line(line, TOOLS_LINE_CHARS)}" if line else "[Tools]"
-    shown = list(dict.fromkeys(commits))[:COMMIT_LINES]
-    shown += [x for x in dict.fromkeys(kept) if x not in shown]
+    shown = dict.fromkeys([*list(dict.fromkeys(commits))[:COMMIT_LINES], *kept])
     return "\n\n".join(["\n".join([line, *shown]), *said])
 
 
