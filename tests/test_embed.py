@@ -135,6 +135,36 @@ def test_short_and_empty_texts_are_one_window(embedder: embed.Embedder):
     assert embedder.count_tokens("   ") == 0
 
 
+def test_token_vectors_come_from_the_same_runs_as_the_window_vectors(embedder: embed.Embedder):
+    """The rerank's token vectors: the first TOKEN_WINDOWS windows' word pieces, pooled in
+    pairs, unit length; the window vectors are those of embed_windows, bit for bit."""
+    text = _long_real_text()
+    windows, tokens = embedder.embed_windows_and_tokens(text, max_windows=5)
+    assert windows.tobytes() == embedder.embed_windows(text, max_windows=5).tobytes()
+    pieces = sum(len(w) - 2 for w in embedder.window_token_ids(text, 5)[: embed.TOKEN_WINDOWS])
+    assert tokens.shape == (-(-pieces // embed.TOKEN_POOL), DIM)
+    assert np.allclose(np.linalg.norm(tokens, axis=1), 1.0, atol=1e-5)
+
+    short = "SQLITE_BUSY again"  # 5 word pieces: 2 pairs and one alone
+    _, few = embedder.embed_windows_and_tokens(short)
+    assert len(few) == 3
+    assert embedder.embed_windows_and_tokens(" ")[1].shape == (0, DIM)
+
+
+def test_pool_tokens_averages_neighbours_and_keeps_an_odd_last_one():
+    rows = np.eye(5, DIM, dtype=np.float32)
+    pooled = embed.pool_tokens(rows, 2)
+    assert pooled.shape == (3, DIM)
+    assert np.allclose(pooled[0, :2], [2 ** -0.5, 2 ** -0.5]) and pooled[2, 4] == 1.0
+
+
+def test_query_pieces_come_with_the_query_vector(embedder: embed.Embedder):
+    vector, pieces, states = embedder.embed_query_pieces("how did we fix SQLITE_BUSY?")
+    assert vector.tobytes() == embedder.embed_query("how did we fix SQLITE_BUSY?").tobytes()
+    assert pieces == ["how", "did", "we", "fix", "sql", "##ite", "_", "busy", "?"]
+    assert states.shape == (len(pieces), DIM)
+
+
 def test_get_embedder_loads_once_for_concurrent_callers(model_files: Path):
     """The MCP server may ask from several threads; the model must load once."""
     seen: list[embed.Embedder] = []

@@ -25,6 +25,12 @@ Design and invariants
   need no special case; such a vector is close to nothing in particular.
 * The tokenizer.json shipped with the model has padding *and* truncation fixed at 128 baked in;
   both are switched off here (windows are cut by this module, never by the tokenizer).
+* Token vectors. The same ``run()`` that gives a window's sentence vector can also give each
+  word piece's contextual vector (``last_hidden_state``) at no extra cost. For the token
+  rerank of search (`causantic.retrieval.rerank`), ``embed_windows_and_tokens`` keeps those of
+  the first ``TOKEN_WINDOWS`` windows, averaged in runs of ``TOKEN_POOL`` consecutive pieces
+  (halving what is stored), and ``embed_query_pieces`` returns a query's piece vectors with
+  the pieces themselves. All token vectors are unit length.
 """
 
 from __future__ import annotations
@@ -53,6 +59,10 @@ WINDOW_OVERLAP = 32
 WINDOW_STRIDE = WINDOW_CONTENT - WINDOW_OVERLAP
 #: Windows embedded per text unless the caller says otherwise.
 DEFAULT_MAX_WINDOWS = 8
+#: Windows whose word-piece vectors `embed_windows_and_tokens` keeps (the first 476 pieces).
+TOKEN_WINDOWS = 2
+#: Consecutive word-piece vectors averaged into one token vector.
+TOKEN_POOL = 2
 #: onnxruntime intra-op threads (the machines we target have 2 cores; more does not help).
 DEFAULT_THREADS = 2
 
@@ -230,6 +240,16 @@ class Embedder:
                                        {"input_ids": ids, "attention_mask": np.ones_like(ids)})
         return np.ascontiguousarray(vectors[0], dtype=np.float32)
 
+    def _run_with_pieces(self, window: list[int]) -> tuple[np.ndarray, np.ndarray]:
+        """A window's sentence vector and its word pieces' vectors ([CLS]/[SEP] dropped,
+        unit length), from one ``run()``."""
+        np = self._np
+        ids = np.array([window], dtype=np.int64)
+        vectors, states = self._session.run(["sentence_embedding", "last_hidden_state"],
+                                            {"input_ids": ids, "attention_mask": np.ones_like(ids)})
+        return (np.ascontiguousarray(vectors[0], dtype=np.float32),
+                _unit_rows(np.asarray(states[0][1:-1], dtype=np.float32)))
+
     def embed_query(self, text: str) -> np.ndarray:
         """Embed the first window of ``text`` (at most 254 word pieces + [CLS]/[SEP]).
 
@@ -239,6 +259,21 @@ class Embedder:
             Unit L2 norm; bit-identical to row 0 of ``embed_windows(text)``.
         """
         return self._run(self.window_token_ids(text, max_windows=1)[0])
+
+    def embed_query_pieces(self, text: str) -> tuple[np.ndarray, list[str], np.ndarray]:
+        """``embed_query``'s vector with the query's word pieces and their vectors (one run).
+
+        Returns
+        -------
+        (vector, pieces, piece_vectors)
+            The vector is bit-identical to ``embed_query(text)``; ``pieces`` are the word
+            pieces of its window ("##" marks a continuation) and ``piece_vectors`` their unit
+            vectors, shape (len(pieces), 384).
+        """
+        window = self.window_token_ids(text, max_windows=1)[0]
+        vector, states = self._run_with_pieces(window)
+        pieces = [self._tokenizer.id_to_token(i) or "" for i in window[1:-1]]
+        return vector, pieces, states
 
     def embed_windows(self, text: str, max_windows: int = DEFAULT_MAX_WINDOWS) -> np.ndarray:
         """Embed ``text`` as consecutive overlapping windows, one ``run()`` per window.
@@ -257,6 +292,49 @@ class Embedder:
         """
         windows = self.window_token_ids(text, max_windows)
         return self._np.stack([self._run(w) for w in windows])
+
+    def embed_windows_and_tokens(self, text: str, max_windows: int = DEFAULT_MAX_WINDOWS
+                                 ) -> tuple[np.ndarray, np.ndarray]:
+        """``embed_windows(text)`` and the text's token vectors, from the same runs.
+
+        Returns
+        -------
+        (windows, tokens)
+            ``windows`` is bit-identical to ``embed_windows(text, max_windows)``. ``tokens``:
+            the word-piece vectors of the first ``TOKEN_WINDOWS`` windows (in text order; the
+            pieces two windows share appear twice), averaged in runs of ``TOKEN_POOL``, unit
+            length; shape (n, 384), n = 0 for empty text.
+        """
+        np = self._np
+        vectors, pieces = [], []
+        for i, window in enumerate(self.window_token_ids(text, max_windows)):
+            if i < TOKEN_WINDOWS:
+                vector, states = self._run_with_pieces(window)
+                pieces.append(states)
+            else:
+                vector = self._run(window)
+            vectors.append(vector)
+        return np.stack(vectors), pool_tokens(np.concatenate(pieces))
+
+
+def pool_tokens(states: np.ndarray, size: int = TOKEN_POOL) -> np.ndarray:
+    """Unit means of consecutive runs of ``size`` rows (the last run may be shorter)."""
+    # deferred: heavy: numpy, only needed here
+    import numpy as np
+
+    full = len(states) // size * size
+    runs = [states[:full].reshape(-1, size, states.shape[1]).mean(axis=1)]
+    if full < len(states):
+        runs.append(states[full:].mean(axis=0, keepdims=True))
+    return _unit_rows(np.concatenate(runs).astype(np.float32))
+
+
+def _unit_rows(rows: np.ndarray) -> np.ndarray:
+    # deferred: heavy: numpy, only needed here
+    import numpy as np
+
+    norms = np.linalg.norm(rows, axis=1, keepdims=True)
+    return np.ascontiguousarray(rows / np.maximum(norms, 1e-12), dtype=np.float32)
 
 
 _lock = threading.Lock()
