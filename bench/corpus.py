@@ -250,7 +250,8 @@ def _rename_rare(text: str, rare: frozenset[str], copy: int) -> str:
 
 
 def _add_vectors(store) -> int:  # type: ignore[no-untyped-def]
-    """Random unit vectors (seeded), one window per chunk, through the store's vector table.
+    """Random unit vectors (seeded), one window per chunk, and random token vectors, through
+    the store's vector table.
 
     Random vectors cost KNN, fusion and chain scoring exactly what real ones do; they say
     nothing about quality (the quality benchmarks use the real model).
@@ -269,14 +270,24 @@ def _add_vectors(store) -> int:  # type: ignore[no-untyped-def]
     vec_store.ensure_table(conn, DIM)
     rng = np.random.default_rng(SEED)
     # Grouped by project: vec0 inserts are ~10x faster in runs of one partition.
-    rows = conn.execute("SELECT rowid, id, project FROM chunks ORDER BY project, rowid").fetchall()
+    rows = conn.execute("SELECT rowid, id, project, length(text) FROM chunks"
+                        " ORDER BY project, rowid").fetchall()
+    # Token vectors as many as a real chunk of that length stores (~4 characters a word
+    # piece, two pieces a token, at most TOKEN_WINDOWS windows), cut from one random pool.
+    from causantic.model.embedder import TOKEN_POOL, TOKEN_WINDOWS, WINDOW_CONTENT
+
+    most = TOKEN_WINDOWS * WINDOW_CONTENT // TOKEN_POOL
+    bits = np.packbits(rng.standard_normal((4 * most, DIM)) > 0, axis=1)
     written = 0
     for i in range(0, len(rows), 2_000):
         part = rows[i : i + 2_000]
         vecs = rng.standard_normal((len(part), DIM)).astype(np.float32)
         vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
-        items = [vec_store.EmbeddedChunk(r, cid, project, vecs[j : j + 1])
-                 for j, (r, cid, project) in enumerate(part)]
+        starts = rng.integers(0, 3 * most, len(part))
+        items = [vec_store.EmbeddedChunk(
+                     r, cid, project, vecs[j : j + 1],
+                     bits[starts[j] : starts[j] + max(1, min(most, size // 8))].tobytes())
+                 for j, (r, cid, project, size) in enumerate(part)]
         written += vec_store.write_vectors(conn, items, MODEL_ID)
     return written
 

@@ -44,7 +44,7 @@ def table_rows(db: Path) -> dict[str, list[tuple]]:
                     tuple(r.items()) for r in sql.read_rows(conn, table, project=None, since=None)
                 )
         out["vector_meta"] = sorted(conn.execute(
-            "SELECT chunk_id, model_id, windows, embedded_at, vector, windows_q"
+            "SELECT chunk_id, model_id, windows, embedded_at, vector, windows_q, token_bits"
             " FROM chunk_vectors_meta").fetchall())
         out["vector_index"] = sorted(conn.execute(
             "SELECT model_id, project, sum(size) FROM chunk_vector_blocks"
@@ -75,8 +75,8 @@ def embedded_db(tmp_path_factory: pytest.TempPathFactory, shared_transcripts: Pa
 
 def test_round_trip_with_vectors_and_topics_gives_an_equal_store(embedded_db: Path,
                                                                  tmp_path: Path):
-    """Every row of every table (vectors, the compact index and topics included) survives
-    export -> import into an empty store unchanged."""
+    """Every row of every table (vectors, token bits, the compact index and topics included)
+    survives export -> import into an empty store unchanged."""
     archive = tmp_path / "memory.jsonl.gz"
     with open_store(embedded_db, readonly=True) as store:
         report = export(store, archive, vectors=True)

@@ -1,11 +1,14 @@
 """The embedding pipeline: give every stored chunk its window vectors, resumably.
 
 `embed_pending` lists the chunks without vectors (or, for `reindex`, with vectors from another
-model), grouped by project, and embeds them one window per model run (`Embedder.embed_windows`,
-the chunk's already-redacted text). Every `batch_size` chunks it writes what it computed in one
+model), grouped by project, and embeds them one window per model run
+(`Embedder.embed_windows_and_tokens`, the chunk's already-redacted text: window vectors and the
+token vectors search's rerank reads). Every `batch_size` chunks it writes what it computed in one
 short transaction, so a crash loses at most the open batch and a rerun redoes nothing that was
 committed. No lock is held while the model runs; a chunk deleted, rewritten or embedded by
 another process meanwhile is skipped at write time (see `store.vectors.write_vectors`).
+Chunks that have vectors but no token vectors (embedded before they existed, or imported) get
+them afterwards, from their first `TOKEN_WINDOWS` windows (`store.vectors.write_token_bits`).
 """
 
 from __future__ import annotations
@@ -14,6 +17,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
+
+import apsw
 
 from causantic.errors import ModelUnavailable
 from causantic.model import MODEL_ID
@@ -43,6 +48,7 @@ class EmbedReport:
     swept: int = 0  # orphaned vec0 rows removed
     topics_joined: int = 0  # new chunks that joined a topic (nearest centroid, threshold)
     indexed: int = 0  # chunks (re)written into the compact vector index by its refresh
+    tokened: int = 0  # chunks that had vectors and were given token vectors
 
     @property
     def rate(self) -> float:
@@ -61,6 +67,7 @@ class EmbedReport:
             "stale": self.stale,
             "topics_joined": self.topics_joined,
             "indexed": self.indexed,
+            "tokened": self.tokened,
         }
 
 
@@ -114,12 +121,15 @@ def embed_pending(
     if limit is not None:
         todo = todo[: max(0, limit)]
     report.todo = len(todo)
-    if todo:  # the model and sqlite-vec are loaded only when there is work
+    untokened = [] if limit is not None else vec_store.untokened(conn, model_id)
+    if todo or untokened:  # the model is loaded only when there is work
         if embedder is None:
             # deferred: heavy: pulls numpy, only needed here
             from causantic.model.embedder import get_embedder
 
             embedder = get_embedder(model_dir)
+    if todo:  # sqlite-vec is loaded only when there are vectors to write
+        assert embedder is not None
         if not store.load_vec():
             raise ModelUnavailable("the sqlite-vec extension cannot be loaded; vectors stay pending")
         vec_store.ensure_table(conn, embedder.dim)
@@ -138,10 +148,9 @@ def embed_pending(
             current = texts.get(p.rowid)
             if current is None or current[0] != p.chunk_id:
                 continue  # deleted or replaced since listed
-            items.append(
-                vec_store.EmbeddedChunk(p.rowid, p.chunk_id, p.project,
-                                        embedder.embed_windows(current[1]))
-            )
+            windows, tokens = embedder.embed_windows_and_tokens(current[1])
+            items.append(vec_store.EmbeddedChunk(p.rowid, p.chunk_id, p.project, windows,
+                                                 vector_index.sign_bits(tokens).tobytes()))
         stored = vec_store.write_vectors(conn, items, embedder.model_id)
         if assigner is not None and stored:
             report.topics_joined += assigner.assign(conn, [it.rowid for it in items])
@@ -150,11 +159,31 @@ def embed_pending(
         report.windows += sum(len(it.windows) for it in items)
         if progress is not None:
             progress(min(i + batch_size, len(todo)), len(todo), time.perf_counter() - started)
+    if untokened:
+        assert embedder is not None
+        report.tokened = _give_tokens(conn, embedder, untokened, batch_size)
     after = vec_store.counts(conn)
     report.remaining = after.pending
     report.stale = after.stale(model_id)
     report.seconds = time.perf_counter() - started
     return report
+
+
+def _give_tokens(conn: apsw.Connection, embedder: Embedder,
+                 chunks: list[vec_store.PendingChunk], batch_size: int) -> int:
+    """Token vectors for chunks that have vectors without them; how many were stored."""
+    # deferred: hook fast path: loaded only when this runs
+    from causantic.model.embedder import TOKEN_WINDOWS
+
+    stored = 0
+    for i in range(0, len(chunks), batch_size):
+        batch = chunks[i : i + batch_size]
+        texts = vec_store.chunk_texts(conn, [c.rowid for c in batch])
+        items = [(c, vector_index.sign_bits(
+                     embedder.embed_windows_and_tokens(texts[c.rowid][1], TOKEN_WINDOWS)[1]
+                 ).tobytes()) for c in batch if texts.get(c.rowid, ("",))[0] == c.chunk_id]
+        stored += vec_store.write_token_bits(conn, items, embedder.model_id)
+    return stored
 
 
 def summary(report: EmbedReport) -> str:
@@ -169,6 +198,8 @@ def summary(report: EmbedReport) -> str:
         if report.skipped:
             text += f"; {report.skipped} skipped (changed meanwhile)"
         text += "."
+    if report.tokened:
+        text += f" Gave {plural(report.tokened, 'chunk')} token vectors for search's rerank."
     if report.topics_joined:
         text += f" {report.topics_joined} joined a topic."
     if report.remaining:

@@ -541,3 +541,18 @@ def create_redaction_meta(conn: apsw.Connection) -> None:
         """,
         (str(RULES_VERSION),),
     )
+
+
+@migration
+def add_token_bits(conn: apsw.Connection) -> None:
+    """Each embedded chunk's token vectors as packed sign bits, for search's token rerank
+    (`causantic.retrieval.rerank`). Chunks embedded before it get them at the next `embed`;
+    until every candidate has them, search ranks as before.
+    """
+    conn.execute(
+        """
+        ALTER TABLE chunk_vectors_meta ADD COLUMN token_bits BLOB;  -- uint8[tokens, dim / 8]
+        CREATE INDEX chunk_vectors_untokened ON chunk_vectors_meta(model_id)
+            WHERE token_bits IS NULL;
+        """
+    )

@@ -164,26 +164,26 @@ class Merger:
 
 def vector_rows(
     conn: apsw.Connection, *, project: str | None, since: str | None
-) -> Iterator[tuple[str, str, str, str, list[bytes]]]:
-    """(chunk id, project, model id, embedded_at, window vectors) of every embedded exported
-    chunk. Needs sqlite-vec loaded on `conn`."""
+) -> Iterator[tuple[str, str, str, str, list[bytes], bytes | None]]:
+    """(chunk id, project, model id, embedded_at, window vectors, token bits or None) of every
+    embedded exported chunk. Needs sqlite-vec loaded on `conn`."""
     # deferred: heavy: pulls numpy, only needed here
     from causantic.store.vectors import VEC_TABLE, WINDOW_SLOTS
 
     sql = (
-        f"SELECT c.id, c.project, m.model_id, m.embedded_at, m.chunk_rowid, m.windows"
-        f" FROM chunks c JOIN {VECTORS_META} m ON m.chunk_rowid = c.rowid"
+        f"SELECT c.id, c.project, m.model_id, m.embedded_at, m.chunk_rowid, m.windows,"
+        f" m.token_bits FROM chunks c JOIN {VECTORS_META} m ON m.chunk_rowid = c.rowid"
         f" WHERE {_CHUNK.format(p='c.')} ORDER BY c.id"
     )
     rows: list[tuple] = conn.execute(sql, {"project": project, "since": since}).fetchall()
-    for cid, proj, model, when, rowid, windows in rows:
+    for cid, proj, model, when, rowid, windows, token_bits in rows:
         base = rowid * WINDOW_SLOTS
         vectors = [  # every window row of a stored chunk exists (written in one transaction)
             conn.execute(f"SELECT embedding FROM {VEC_TABLE} WHERE rowid = ?", (base + w,))
             .fetchone()[0]  # type: ignore[index]
             for w in range(windows)
         ]
-        yield cid, proj, model, when, vectors
+        yield cid, proj, model, when, vectors, token_bits
 
 
 def chunk_for_vectors(conn: apsw.Connection, chunk_id: str) -> tuple[int, str, str | None] | None:

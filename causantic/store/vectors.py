@@ -14,7 +14,10 @@ Layout
   chunk_vectors_meta``; a KNN hit counts only if its meta row exists with the current model.
   The mean vector serves MMR, near-duplicate checks and chain scoring, because point lookups
   in vec0 are slow (~0.15 ms each). Its `windows_q` column and the `chunk_vector_blocks`
-  table form the compact index of `store.vector_index`, written in the same transaction.
+  table form the compact index of `store.vector_index`, written in the same transaction. Its
+  `token_bits` column holds the sign bits of the chunk's token vectors (48 bytes each at 384
+  dimensions, `Embedder.embed_windows_and_tokens`) for search's token rerank; NULL for a
+  chunk embedded before it existed or imported without it, until `fill_token_bits`.
 
 Deletion: a trigger on `chunks` deletes the meta row in the same statement, always (it needs no
 extension). The vec0 rows are deleted in the same transaction by `drop_chunk_vectors`
@@ -56,12 +59,14 @@ class PendingChunk:
 
 @dataclass(frozen=True)
 class EmbeddedChunk:
-    """What `write_vectors` stores for one chunk: its window vectors (rows, unit length)."""
+    """What `write_vectors` stores for one chunk: its window vectors (rows, unit length) and,
+    if known, the packed sign bits of its token vectors (`vector_index.sign_bits`)."""
 
     rowid: int
     chunk_id: str
     project: str
     windows: np.ndarray  # (w, dim) float32
+    token_bits: bytes | None = None  # uint8[t, dim / 8]
 
 
 def ensure_table(conn: apsw.Connection, dim: int) -> None:
@@ -141,14 +146,50 @@ def write_vectors(conn: apsw.Connection, items: Sequence[EmbeddedChunk], model_i
             )
             conn.execute(
                 f"INSERT OR REPLACE INTO {META_TABLE}(chunk_rowid, chunk_id, model_id, windows,"
-                " embedded_at, vector, windows_q) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                " embedded_at, vector, windows_q, token_bits) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                 (item.rowid, item.chunk_id, model_id, len(windows), now,
-                 mean.astype(np.float32).tobytes(), vector_index.quantize(windows)),
+                 mean.astype(np.float32).tobytes(), vector_index.quantize(windows),
+                 item.token_bits),
             )
             indexed.append((item.rowid, item.project, vector_index.sign_bits(mean).tobytes()))
             stored += 1
         vector_index.append(conn, model_id, indexed)
     return stored
+
+
+def untokened(conn: apsw.Connection, model_id: str) -> list[PendingChunk]:
+    """Chunks with vectors of this model but no token bits (embedded before they existed, or
+    imported without them), grouped by project."""
+    return [PendingChunk(*row) for row in conn.execute(
+        f"SELECT c.rowid, c.id, c.project FROM {META_TABLE} m JOIN chunks c"
+        " ON c.rowid = m.chunk_rowid WHERE m.model_id = ? AND m.token_bits IS NULL"
+        " ORDER BY c.project, c.rowid", (model_id,))]
+
+
+def write_token_bits(conn: apsw.Connection, items: Sequence[tuple[PendingChunk, bytes]],
+                     model_id: str) -> int:
+    """Store token sign bits for chunks that have vectors of this model but none yet, in one
+    transaction; return how many were stored. A chunk deleted, rewritten or re-embedded by
+    another model since it was listed is skipped."""
+    stored = 0
+    with conn:
+        for chunk, bits in items:
+            conn.execute(
+                f"UPDATE {META_TABLE} SET token_bits = ? WHERE chunk_rowid = ? AND chunk_id = ?"
+                " AND model_id = ? AND token_bits IS NULL",
+                (bits, chunk.rowid, chunk.chunk_id, model_id),
+            )
+            stored += conn.changes()
+    return stored
+
+
+def token_bits(conn: apsw.Connection, chunk_ids: Sequence[str], model_id: str) -> dict[str, bytes]:
+    """chunk id -> packed token sign bits, for the chunks of this model that have them."""
+    return dict(select_in(
+        conn, f"SELECT c.id, m.token_bits FROM chunks c CROSS JOIN {META_TABLE} m"
+        " ON m.chunk_rowid = c.rowid WHERE c.id IN ({marks}) AND +m.model_id = ?"
+        " AND m.token_bits IS NOT NULL", chunk_ids, after=(model_id,),
+    ))
 
 
 def drop_chunk_vectors(conn: apsw.Connection, rowids: Iterable[int]) -> None:

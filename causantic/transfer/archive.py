@@ -8,14 +8,17 @@ Format (version 1; gzip-compressed when the file name ends in `.gz`), one JSON o
     {"table": "chunks", "row": {"id": "...", "text": "...", ...}}
     ...
     {"table": "vectors", "row": {"chunk_id": "...", "model_id": "...", "embedded_at": "...",
-                                 "windows": ["<base64 float32>", ...]}}      (with --vectors)
+                                 "windows": ["<base64 float32>", ...],
+                                 "token_bits": "<base64 uint8>"}}            (with --vectors)
     {"end": {"rows": {"chunks": 792, ...}}}
 
 Rows carry the table's columns by name (see `causantic.store.transfer.TABLES` for the tables
 and their keys). A BLOB value is written as `{"$base64": "..."}`. A column holding a local
 chunk rowid is written as `chunk_id`. Checkpoints (`files`) and derived indexes (FTS, the
 compact vector index) are not exported: FTS is kept by triggers as chunks are inserted, and
-the vector index is written with the vectors. The header's `version` changes only when an
+the vector index is written with the vectors. `token_bits` (the token rerank's sign bits) is
+absent for a chunk that has none yet, and an archive without it imports vectors whose token
+bits the next `embed` computes. The header's `version` changes only when an
 older reader would misread the file; a reader refuses a newer version with one line.
 
 Import merges in one transaction: existing rows win, rows already present are counted, a
@@ -115,12 +118,14 @@ def export(
                     rows[table.name] += 1
             if vectors and "chunk_vectors" in present:
                 rows[VECTORS] = 0
-                for cid, _project, model, when, windows in sql.vector_rows(
+                for cid, _project, model, when, windows, token_bits in sql.vector_rows(
                     conn, project=project, since=since
                 ):
-                    _write(out, {"table": VECTORS, "row": {
-                        "chunk_id": cid, "model_id": model, "embedded_at": when,
-                        "windows": [base64.b64encode(w).decode("ascii") for w in windows]}})
+                    vector = {"chunk_id": cid, "model_id": model, "embedded_at": when,
+                              "windows": [base64.b64encode(w).decode("ascii") for w in windows]}
+                    if token_bits is not None:
+                        vector["token_bits"] = base64.b64encode(token_bits).decode("ascii")
+                    _write(out, {"table": VECTORS, "row": vector})
                     rows[VECTORS] += 1
         _write(out, {"end": {"rows": rows}})
     return ExportReport(str(path), rows, path.stat().st_size)
@@ -363,7 +368,9 @@ class _VectorWriter:
             return
         windows = np.stack([np.frombuffer(base64.b64decode(w), dtype=np.float32)
                             for w in row["windows"]])
-        item = EmbeddedChunk(rowid, str(row["chunk_id"]), project, windows)
+        bits = row.get("token_bits")
+        item = EmbeddedChunk(rowid, str(row["chunk_id"]), project, windows,
+                             base64.b64decode(bits) if isinstance(bits, str) else None)
         self.pending.append((str(row["model_id"]), str(row["embedded_at"]), item))
         if len(self.pending) >= self.BATCH:
             self.flush()
