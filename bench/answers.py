@@ -107,6 +107,8 @@ LOCOMO_BUDGET = 2000
 HELD_OUT = "held-out"
 #: Hybrid's two lists, and the per-question best of them (`best_of`), printed with the systems.
 LISTS = ("search/keyword", "search/vector")
+#: Suffix of the systems that run hybrid without the token rerank (`causantic.retrieval.rerank`).
+NO_RERANK = " without rerank"
 ORACLE = "oracle: keyword or vector"
 _WS_RE = re.compile(r"\s+")
 #: A result block's header line, as `render.header` writes it: "[3] project · session 1a2b3c4d · ..."
@@ -243,17 +245,20 @@ def causantic_systems(store: Any, names: Sequence[str] | None = None) -> dict[st
     def ranked_of(hits: Sequence[Any]) -> list[tuple[str, str]]:
         return [(h.session_id, h.text) for h in hits]
 
-    def searcher(mode: str) -> System:
+    def searcher(mode: str, rerank: bool = True) -> System:
         def run(q: Question) -> Answer:
-            top = search(store, q.query, limit=10, max_tokens=10**6, mode=mode)
-            out = {b: search(store, q.query, max_tokens=b, mode=mode) for b in BUDGETS}
+            top = variants.search(store, q.query, limit=10, max_tokens=10**6, mode=mode,
+                                  rerank=rerank)
+            out = {b: variants.search(store, q.query, max_tokens=b, mode=mode, rerank=rerank)
+                   for b in BUDGETS}
             return Answer(ranked_of(top.results), {b: r.text for b, r in out.items()},
                           {b: r.tokens for b, r in out.items()})
         return run
 
-    def walker(fn: Callable[..., Any], mode: str) -> System:
+    def walker(fn: Callable[..., Any], mode: str, rerank: bool = True) -> System:
         def run(q: Question) -> Answer:
-            out = {b: fn(store, q.query, max_tokens=b, search_mode=mode) for b in BUDGETS}
+            out = {b: fn(store, q.query, max_tokens=b, search_mode=mode, rerank=rerank)
+                   for b in BUDGETS}
             last = out[BUDGETS[-1]]
             return Answer(ranked_of(last.results + last.others), {b: r.text for b, r in out.items()},
                           {b: r.tokens for b, r in out.items()})
@@ -279,8 +284,11 @@ def causantic_systems(store: Any, names: Sequence[str] | None = None) -> dict[st
         systems[f"recall/{mode}"] = walker(variants.recall, mode)
         systems[f"predict/{mode}"] = walker(variants.predict, mode)
         systems[f"reconstruct/{mode}"] = reconstructor(mode)
-    order = [f"{c}/{m}" for c in COMMANDS for m in MODES]
-    return {n: systems[n] for n in order if names is None or n in names}
+    systems[f"search/hybrid{NO_RERANK}"] = searcher("hybrid", rerank=False)
+    systems[f"recall/hybrid{NO_RERANK}"] = walker(variants.recall, "hybrid", rerank=False)
+    systems[f"predict/hybrid{NO_RERANK}"] = walker(variants.predict, "hybrid", rerank=False)
+    order = [f"{c}/{m}" for c in COMMANDS for m in (*MODES, f"hybrid{NO_RERANK}")]
+    return {n: systems[n] for n in order if n in systems and (names is None or n in names)}
 
 
 class TurnBaselines:
@@ -541,22 +549,22 @@ def locomo_slice(halves: Sequence[str] = HALVES, tiny: bool = False,
                       for c in convs for n, ts in c.sessions for t in ts}
     baselines = locomo.TurnBaselines([c for c in convs if c.id in keep])
     from bench import variants
-    from causantic.retrieval.search import search
     from causantic.store import open_store
 
     results: dict[str, Any] = {}
     with open_store(db.path, readonly=True) as store:
-        def causantic_method(kind: str, mode: str) -> Callable[[Any], tuple[list[str], str, list[tuple[str, str]]]]:
+        def causantic_method(kind: str, mode: str, rerank: bool = True
+                             ) -> Callable[[Any], tuple[list[str], str, list[tuple[str, str]]]]:
             def run(q: Any) -> tuple[list[str], str, list[tuple[str, str]]]:
-                top = search(store, q.question, project=q.conv, limit=10, max_tokens=10**6,
-                             mode=mode)
+                top = variants.search(store, q.question, project=q.conv, limit=10,
+                                      max_tokens=10**6, mode=mode, rerank=rerank)
                 if kind == "search":
-                    shown = search(store, q.question, project=q.conv, max_tokens=LOCOMO_BUDGET,
-                                   mode=mode)
+                    shown = variants.search(store, q.question, project=q.conv,
+                                            max_tokens=LOCOMO_BUDGET, mode=mode, rerank=rerank)
                 else:
                     fn = variants.recall if kind == "recall" else variants.predict
                     shown = fn(store, q.question, project=q.conv, max_tokens=LOCOMO_BUDGET,
-                               search_mode=mode)
+                               search_mode=mode, rerank=rerank)
                 return [h.session_id for h in top.results], shown.text, blocks(shown.text)
             return run
 
@@ -576,6 +584,7 @@ def locomo_slice(halves: Sequence[str] = HALVES, tiny: bool = False,
             return run
 
         methods = {f"search/{m}": causantic_method("search", m) for m in MODES}
+        methods[f"search/hybrid{NO_RERANK}"] = causantic_method("search", "hybrid", rerank=False)
         methods["recall/hybrid"] = causantic_method("recall", "hybrid")
         methods["predict/hybrid"] = causantic_method("predict", "hybrid")
         for name in BASELINES:

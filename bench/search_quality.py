@@ -39,11 +39,12 @@ from typing import Any
 from bench.common import REPO_ROOT, TRANSCRIPTS_DIR, cli_main, print_table, write_result
 
 QUERIES_FILE = REPO_ROOT / "bench" / "queries" / "coding.json"
-#: What each causantic row runs: (row name, search mode, hybrid fusion). "hybrid-rrf" is the
-#: Reciprocal Rank Fusion hybrid search used before (`bench.variants.search(fusion="rrf")`),
-#: for comparison.
-SYSTEMS = (("keyword", "keyword", "score"), ("vector", "vector", "score"),
-           ("hybrid", "hybrid", "score"), ("hybrid-rrf", "hybrid", "rrf"))
+#: What each causantic row runs: (row name, search mode, `bench.variants.search` options).
+#: "hybrid-rrf" is the Reciprocal Rank Fusion hybrid search used before, "hybrid-no-rerank"
+#: hybrid without its token rerank, for comparison.
+SYSTEMS: tuple[tuple[str, str, dict[str, Any]], ...] = (
+    ("keyword", "keyword", {}), ("vector", "vector", {}), ("hybrid", "hybrid", {}),
+    ("hybrid-no-rerank", "hybrid", {"rerank": False}), ("hybrid-rrf", "hybrid", {"fusion": "rrf"}))
 BASELINES = ("bm25-turns", "minilm-turns")
 STYLES = ("identifier", "paraphrase", "vague")
 DEPTH = 10
@@ -152,11 +153,10 @@ def evaluate(db: Path, queries: Sequence[dict[str, Any]], *, baselines: bool = T
     latencies: dict[str, list[float]] = {}
     notices: dict[str, set[str]] = {}
     with open_store(db, readonly=True) as store:
-        for name, mode, fusion in SYSTEMS:
-            def run_mode(q: str, name: str = name, mode: str = mode, fusion: str = fusion,
-                         ) -> list[str]:
-                result = search(store, q, limit=DEPTH, max_tokens=10**6, mode=mode,
-                                fusion=fusion)
+        for name, mode, options in SYSTEMS:
+            def run_mode(q: str, name: str = name, mode: str = mode,
+                         options: dict[str, Any] = options) -> list[str]:
+                result = search(store, q, limit=DEPTH, max_tokens=10**6, mode=mode, **options)
                 latencies.setdefault(name, []).append(result.duration_ms)
                 if result.notice:
                     notices.setdefault(name, set()).add(result.notice)
@@ -239,11 +239,11 @@ def self_retrieval(db: Path, seeds: Sequence[int] = SELF_SEEDS,
             if len(rare) >= 2:
                 targets.append((cid, text, " ".join(stems[st] for st in rare)))
         out: dict[str, dict[str, float]] = {}
-        for name, mode, fusion in SYSTEMS:
+        for name, mode, options in SYSTEMS:
             ranks = []
             for cid, text, query in targets:
                 hits = search(store, query, limit=5, max_tokens=10**6, mode=mode,
-                              fusion=fusion).results
+                              **options).results
                 vecs = chunk_vectors(conn, [cid, *(h.chunk_id for h in hits)])
                 own = vecs.get(cid)
 

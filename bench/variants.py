@@ -4,15 +4,19 @@ Each is built from product building blocks through two seams, so the product kee
 of doing each step and no experiment knob reaches the CLI, the MCP tools or the hooks:
 
 * `causantic.retrieval.search.search_with(steps, ...)`: hybrid search with another fusion of
-  its keyword and vector lists, or another cluster expansion (`Steps`);
-* `causantic.retrieval.chains.walk_seeded(..., seed_mode)`: recall/predict seeded from
-  another search mode.
+  its keyword and vector lists, another cluster expansion or no rerank (`Steps`);
+* `causantic.retrieval.chains.walk_seeded(..., seed_mode, search_steps)`: recall/predict
+  seeded from another search mode or other hybrid steps.
 
 Variants:
 
 * `search(..., fusion="rrf")`: Reciprocal Rank Fusion (k = 60), the hybrid fusion used before
-  score fusion (`bench.search_quality`'s ``hybrid-rrf`` rows; why it lost: the module
-  docstring of `causantic.retrieval.fusion`);
+  score fusion, without the token rerank (its scores are not on the scale the rerank adds
+  to; `bench.search_quality`'s ``hybrid-rrf`` rows; why it lost: the module docstring of
+  `causantic.retrieval.fusion`);
+* `search(..., rerank=False)` and `recall` / `predict` with ``rerank=False``: hybrid without
+  the token rerank (`causantic.retrieval.rerank`; `bench.answers` prints them beside the
+  product);
 * `search(..., cluster_expansion=True, order=..., weight=...)`: topic siblings nearest the
   hit instead of the centroid, or scaled (`bench.topics`);
 * `recall` / `predict` with ``search_mode`` keyword or vector seeds (`bench.answers`);
@@ -23,6 +27,7 @@ Variants:
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import Any
 
 import apsw
@@ -31,12 +36,14 @@ from causantic.errors import UsageError
 from causantic.memory.rank import Weights
 from causantic.retrieval.chains import BACKWARD, FORWARD, walk_seeded
 from causantic.retrieval.render import Answer, Hit
-from causantic.retrieval.search import PRODUCT, Expand, Steps, search_with
+from causantic.retrieval.search import PRODUCT, Expand, Steps, no_rerank, search_with
 from causantic.store.db import Store
 
 FUSIONS = ("score", "rrf")
 RRF_K = 60
 RELEVANCE_ONLY = Weights(1.0, 0.0, 0.0)
+#: The product's hybrid steps without the token rerank.
+WITHOUT_RERANK: Steps = replace(PRODUCT, rerank=no_rerank)
 
 
 def rrf(
@@ -77,10 +84,11 @@ def _expansion(order: str, weight: float) -> Expand:
 
 
 def search(store: Store, query: str, *, fusion: str = "score", order: str = "centroid",
-           weight: float = 1.0, **options: Any) -> Answer:
+           weight: float = 1.0, rerank: bool = True, **options: Any) -> Answer:
     """`causantic.retrieval.search.search` with a hybrid ``fusion`` ("score", the product's,
-    or "rrf") and, with ``cluster_expansion=True``, siblings in ``order`` scaled by ``weight``.
-    Other keyword arguments are search's.
+    or "rrf", which never reranks), without the token rerank if ``rerank`` is false, and, with
+    ``cluster_expansion=True``, siblings in ``order`` scaled by ``weight``. Other keyword
+    arguments are search's.
 
     Raises
     ------
@@ -88,22 +96,24 @@ def search(store: Store, query: str, *, fusion: str = "score", order: str = "cen
     """
     if fusion not in FUSIONS:
         raise UsageError(f"unknown fusion {fusion!r}; use one of {', '.join(FUSIONS)}")
-    steps = PRODUCT
+    steps = PRODUCT if rerank else WITHOUT_RERANK
     if fusion == "rrf":
-        steps = Steps(fuse=rrf_fusion, expand=steps.expand)
+        steps = replace(steps, fuse=rrf_fusion, rerank=no_rerank)
     if (order, weight) != ("centroid", 1.0):
-        steps = Steps(fuse=steps.fuse, expand=_expansion(order, weight))
+        steps = replace(steps, expand=_expansion(order, weight))
     return search_with(steps, store, query, **options)
 
 
 def _walker(direction: str) -> Callable[..., Answer]:
-    def seeded(store: Store, query: str, *, search_mode: str = "hybrid",
+    def seeded(store: Store, query: str, *, search_mode: str = "hybrid", rerank: bool = True,
                **options: Any) -> Answer:
-        return walk_seeded(store, query, direction, search_mode, **options)
+        return walk_seeded(store, query, direction, search_mode,
+                           search_steps=PRODUCT if rerank else WITHOUT_RERANK, **options)
 
     return seeded
 
 
-#: `chains.recall` / `chains.predict` with seeds from ``search_mode`` (keyword, vector, hybrid).
+#: `chains.recall` / `chains.predict` with seeds from ``search_mode`` (keyword, vector, hybrid),
+#: without the token rerank if ``rerank`` is false.
 recall = _walker(BACKWARD)
 predict = _walker(FORWARD)

@@ -64,7 +64,7 @@ from causantic.retrieval.answer import units
 from causantic.retrieval.fts import doc_counts, idf, query_terms, term_stems
 from causantic.retrieval.projects import resolve_project
 from causantic.retrieval.render import Answer, Hit
-from causantic.retrieval.search import search
+from causantic.retrieval.search import PRODUCT, Steps, search_with
 from causantic.store import chunks as chunk_store
 from causantic.store import edges as edge_store
 from causantic.store.counts import max_rowid
@@ -206,11 +206,13 @@ def walk_seeded(
     limit: int | None = None,
     max_tokens: int = 4000,
     max_chars: int | None = None,
+    search_steps: Steps = PRODUCT,
 ) -> Answer:
-    """`walk` with its seeds from search in ``seed_mode`` (keyword, vector or hybrid).
+    """`walk` with its seeds from search in ``seed_mode`` (keyword, vector or hybrid), whose
+    hybrid mode runs ``search_steps``.
 
     The seam `bench/variants.py` uses to compare seedings; the product seeds from hybrid
-    search (which degrades to keywords by itself).
+    search (which degrades to keywords by itself) with `search.PRODUCT`.
     """
 
     if direction not in (BACKWARD, FORWARD):
@@ -221,9 +223,9 @@ def walk_seeded(
     # A "what came next" question (`answer.follows`): the match is the situation and the
     # answer came after it, so each seed's walk starts at the next turn of its stream.
     cued = direction == FORWARD and answer.follows(query)
-    found = search(store, query, project=project, limit=max(DEFAULT_SEEDS, limit),
-                   max_tokens=1_000_000, mode=seed_mode, answers=False,
-                   past_summaries=not cued)
+    found = search_with(search_steps, store, query, project=project,
+                        limit=max(DEFAULT_SEEDS, limit), max_tokens=1_000_000, mode=seed_mode,
+                        answers=False, past_summaries=not cued)
     notice = found.notice
     if not found.results:
         text = f'No relevant memory found for "{render.quote_query(query)}".'

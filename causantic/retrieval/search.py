@@ -2,8 +2,9 @@
 
 Modes: `keyword` (BM25 over FTS5), `vector` (KNN over chunk windows), `hybrid` (default: both
 lists fused by a weighted sum of their scaled scores, the keyword side weighing more when its
-best hit holds the query's rare terms, then MMR diversification with the stored vectors; see
-`fusion`). A question naming a date ("on 3 June, 2023", "in August 2023":
+best hit holds the query's rare terms (see `fusion`), the best fused candidates rescored by
+word-piece MaxSim (`rerank`), then MMR diversification with the stored vectors). A question
+naming a date ("on 3 June, 2023", "in August 2023":
 `timestamps.named_period`; without its year, "on 3 June", "in June": the latest such day or
 month with chunks, `question_period`; relative to today, "yesterday", "last week") is answered
 from that day or month first: each list is drawn `DATED_DEPTH` deep, candidates past its usual
@@ -92,6 +93,10 @@ Fuse = Callable[[apsw.Connection, str, list[tuple[str, float]], list[tuple[str, 
                  set[str]], list[tuple[str, float, tuple[str, ...]]]]
 #: Cluster expansion: (connection, hits best first, project) -> hits with topic siblings.
 Expand = Callable[[apsw.Connection, list[Hit], str | None], list[Hit]]
+#: A second look at the fused list: (connection, query, [(id, score, sources)] best first,
+#: thin chunk ids) -> the same entries rescored, best first.
+Rerank = Callable[[apsw.Connection, str, list[tuple[str, float, tuple[str, ...]]], set[str]],
+                  list[tuple[str, float, tuple[str, ...]]]]
 
 
 def score_fusion(conn: apsw.Connection, query: str, keyword: list[tuple[str, float]],
@@ -114,12 +119,30 @@ def sibling_expansion(conn: apsw.Connection, hits: list[Hit], project: str | Non
     return expand(conn, hits, project=project)
 
 
+def token_rerank(conn: apsw.Connection, query: str,
+                 fused: list[tuple[str, float, tuple[str, ...]]], thin: set[str]
+                 ) -> list[tuple[str, float, tuple[str, ...]]]:
+    """The product's rerank: `rerank.rerank` (word-piece MaxSim over the best candidates)."""
+    # deferred: heavy: pulls numpy, only needed here
+    from causantic.retrieval import rerank
+
+    return rerank.rerank(conn, query, fused, thin)
+
+
+def no_rerank(conn: apsw.Connection, query: str,
+              fused: list[tuple[str, float, tuple[str, ...]]], thin: set[str]
+              ) -> list[tuple[str, float, tuple[str, ...]]]:
+    """The fused order as it is (the comparison `bench.answers` prints)."""
+    return fused
+
+
 @dataclass(frozen=True)
 class Steps:
     """The hybrid steps an experiment may swap; the product always uses `PRODUCT`."""
 
     fuse: Fuse = score_fusion
     expand: Expand = sibling_expansion
+    rerank: Rerank = token_rerank
 
 
 PRODUCT = Steps()
@@ -232,7 +255,8 @@ def _with_vectors(
                                    else score, sources=("vector",)) for cid, score in near]
     else:
         thin = {h.chunk_id for h in pool if fusion.is_thin(h.text)}
-        fused = steps.fuse(store.conn, query, kw, near, thin)
+        fused = steps.rerank(store.conn, query, steps.fuse(store.conn, query, kw, near, thin),
+                             thin)
         hits = [by_id[cid].replace(score=score, sources=sources)
                 for cid, score, sources in fused if cid in by_id]
     hits.sort(key=lambda h: -h.score)  # stable: ties keep the fused order

@@ -92,7 +92,8 @@ def _no_vectors(conn: apsw.Connection) -> str:
 
 
 _cache_lock = threading.Lock()
-_query_cache: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()
+#: (model directory, text) -> (query vector, word pieces, piece vectors) of recent queries.
+_query_cache: OrderedDict[tuple[str, str], tuple[np.ndarray, list[str], np.ndarray]] = OrderedDict()
 
 
 def query_vector(text: str, model_dir: str | None = None) -> np.ndarray:
@@ -103,6 +104,23 @@ def query_vector(text: str, model_dir: str | None = None) -> np.ndarray:
     VectorsUnavailable
         The embedding model cannot be loaded.
     """
+    return _embedded_query(text, model_dir)[0]
+
+
+def query_pieces(text: str, model_dir: str | None = None) -> tuple[list[str], np.ndarray]:
+    """The word pieces of ``text``'s first window and their unit vectors (cached with its
+    query vector: one model run gives both).
+
+    Raises
+    ------
+    VectorsUnavailable
+        The embedding model cannot be loaded.
+    """
+    _, pieces, vectors = _embedded_query(text, model_dir)
+    return pieces, vectors
+
+
+def _embedded_query(text: str, model_dir: str | None) -> tuple[np.ndarray, list[str], np.ndarray]:
     # deferred: hook fast path: loaded only when this runs
     from causantic import model as _model
 
@@ -117,15 +135,16 @@ def query_vector(text: str, model_dir: str | None = None) -> np.ndarray:
     from causantic.model.embedder import get_embedder
 
     try:
-        vec = get_embedder(model_dir).embed_query(text)
+        embedded = get_embedder(model_dir).embed_query_pieces(text)
     except ModelUnavailable as exc:
         raise VectorsUnavailable(f"the embedding model is unavailable: {exc}") from None
-    vec.setflags(write=False)
+    for array in (embedded[0], embedded[2]):
+        array.setflags(write=False)
     with _cache_lock:
-        _query_cache[key] = vec
+        _query_cache[key] = embedded
         while len(_query_cache) > 32:
             _query_cache.popitem(last=False)
-    return vec
+    return embedded
 
 
 def clear_query_cache() -> None:
