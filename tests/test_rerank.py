@@ -13,6 +13,7 @@ from causantic.ingest.embed import embed_pending, summary
 from causantic.model import DIM, MODEL_ID
 from causantic.model.embedder import get_embedder
 from causantic.retrieval import rerank, search
+from causantic.retrieval.browse import render_stats, stats
 from causantic.store import open_store, vector_index
 from causantic.store import vectors as vec_store
 
@@ -53,11 +54,15 @@ def test_embed_gives_token_bits_to_chunks_embedded_without_them(samples_copy: Pa
         with store.conn:
             store.conn.execute(f"UPDATE {vec_store.META_TABLE} SET token_bits = NULL")
         assert len(vec_store.untokened(store.conn, MODEL_ID)) == len(before)
+        counts = stats(store.conn)
+        assert (counts["vectors"], counts["token_bits"]) == (len(before), 0)
+        assert "8 without the token rerank's bits: `causantic embed`" in render_stats(counts, "x")
         report = embed_pending(store)
         assert (report.todo, report.tokened) == (0, len(before))
         assert "Gave 8 chunks token vectors" in summary(report)
         assert vec_store.untokened(store.conn, MODEL_ID) == []
         assert embed_pending(store).tokened == 0  # nothing left: the model is not even loaded
+        assert "token rerank" not in render_stats(stats(store.conn), "x")
     assert _all_bits(samples_copy) == before
 
 
@@ -110,3 +115,17 @@ def test_rerank_steps_aside_while_a_candidate_has_no_token_bits(samples_copy: Pa
         plain = search.search_with(search.Steps(rerank=search.no_rerank), store, question, limit=5)
         assert [h.chunk_id for h in product.results] == [h.chunk_id for h in plain.results]
     assert search.PRODUCT.rerank is search.token_rerank
+
+
+def test_token_bits_another_process_wrote_meanwhile_are_kept(samples_copy: Path):
+    """Backfills are idempotent: a chunk given bits since it was listed is not written again."""
+    with open_store(samples_copy) as store:
+        with store.conn:
+            store.conn.execute(f"UPDATE {vec_store.META_TABLE} SET token_bits = NULL")
+        listed = vec_store.untokened(store.conn, MODEL_ID)
+        theirs = b"\xff" * (DIM // 8)
+        assert vec_store.write_token_bits(store.conn, [(listed[0], theirs)], MODEL_ID) == 1
+        ours = [(chunk, b"\x00" * (DIM // 8)) for chunk in listed]
+        assert vec_store.write_token_bits(store.conn, ours, MODEL_ID) == len(listed) - 1
+        bits = vec_store.token_bits(store.conn, [listed[0].chunk_id], MODEL_ID)
+        assert bits == {listed[0].chunk_id: theirs}

@@ -94,15 +94,18 @@ def render_stats(s: dict[str, object], db_path: str) -> str:
     kinds = s.get("edge_kinds")
     kind_text = (", ".join(f"{k} {v}" for k, v in sorted(kinds.items()))
                  if isinstance(kinds, dict) and kinds else "none")
+    chunks, vectors = int(str(s["chunks"])), int(str(s["vectors"]))
+    untokened = vectors - int(str(s.get("token_bits", vectors)))
     lines = [
         f"Memory at {db_path}",
         f"- projects: {s['projects']}",
         f"- sessions: {s['sessions']}",
         f"- chunks: {s['chunks']} ({s['subagent_chunks']} from sub-agents)",
         f"- edges: {s['edges']} ({kind_text})",
-        f"- vectors: {s['vectors']}" + (
-            f" ({int(s['chunks']) - int(s['vectors'])} chunks waiting: `causantic embed`)"  # type: ignore[call-overload]
-            if int(s["chunks"]) > int(s["vectors"]) else ""),  # type: ignore[call-overload]
+        f"- vectors: {vectors}"
+        + (f" ({chunks - vectors} chunks waiting: `causantic embed`)" if chunks > vectors else "")
+        + (f" ({untokened} without the token rerank's bits: `causantic embed`)"
+           if untokened > 0 else ""),
         f"- topics: {s['clusters']}",
         f"- secrets redacted: {s['redactions']}",
         f"- transcript files read: {s['files']} (bad lines skipped: {s['bad_lines']})",

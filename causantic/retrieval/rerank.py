@@ -13,7 +13,7 @@ for the report halves).
 
 * The chunk side is stored at embed time (`Embedder.embed_windows_and_tokens`): the first
   `TOKEN_WINDOWS` windows' token vectors, averaged in pairs, kept as sign bits (48 bytes a
-  token, at most ~11 KB a chunk). The query side comes from the same model run as the
+  token, at most 12 KB a chunk). The query side comes from the same model run as the
   query vector (`vector.query_pieces`), without stop words and punctuation.
 * Only the first `DEPTH` fused candidates are read. Their MaxSim scores are scaled to [0, 1]
   among them and added with `WEIGHT` to the fused score (itself in [0, 1]), so the step

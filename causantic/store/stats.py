@@ -11,12 +11,14 @@ from causantic.store.sql import table_exists
 
 
 class StoredCounts(NamedTuple):
-    """What memory holds; `clusters` counts non-empty topics, `vectors` chunks with vectors."""
+    """What memory holds; `clusters` counts non-empty topics, `vectors` chunks with vectors,
+    `token_bits` those of them that also have the token rerank's bits."""
 
     sessions: int
     chunks: int
     edges: int
     vectors: int
+    token_bits: int
     clusters: int
     projects: int
     subagent_chunks: int
@@ -41,6 +43,8 @@ def stored_counts(conn: apsw.Connection) -> StoredCounts:
         edges=one("SELECT count(*) FROM edges"),
         vectors=(int(one("SELECT count(*) FROM chunk_vectors_meta"))
                  if table_exists(conn, "chunk_vectors_meta") else 0),
+        token_bits=(int(one("SELECT count(token_bits) FROM chunk_vectors_meta"))
+                    if table_exists(conn, "chunk_vectors_meta") else 0),
         clusters=(one("SELECT count(DISTINCT topic_id) FROM topic_members")
                   if table_exists(conn, "topic_members") else 0),
         projects=one("SELECT count(DISTINCT project) FROM chunks"),
