@@ -42,7 +42,7 @@ from typing import Any
 
 from bench.common import TRANSCRIPTS_DIR, cli_main, print_table
 
-GENERATOR_VERSION = 2
+GENERATOR_VERSION = 3
 RARE_DOCS = 8
 SEED = 20260122
 PROJECT_SLOTS = 16

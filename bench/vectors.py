@@ -277,7 +277,7 @@ def hybrid_db(n: int) -> Path:
             wins = rng.choice(counts, size=len(part), p=probs)
             vecs = rng.standard_normal((int(wins.sum()), DIM)).astype(np.float32)
             vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
-            vec_rows, meta_rows, at = [], [], 0
+            vec_rows, meta_rows, token_rows, at = [], [], [], 0
             for (rowid, cid, project), w in zip(part, wins):
                 block = vecs[at : at + w]
                 at += w
@@ -285,17 +285,21 @@ def hybrid_db(n: int) -> Path:
                 mean /= np.linalg.norm(mean)
                 vec_rows += [(rowid * vec_store.WINDOW_SLOTS + j, project, block[j].tobytes())
                              for j in range(w)]
+                meta_rows.append((rowid, cid, MODEL_ID, int(w), now, mean.astype(np.float32).tobytes()))
                 # token sign bits as many as a chunk of w windows stores (random: same cost)
                 tokens = min(TOKEN_WINDOWS, int(w)) * WINDOW_CONTENT // TOKEN_POOL
-                meta_rows.append((rowid, cid, MODEL_ID, int(w), now, mean.astype(np.float32).tobytes(),
-                                  rng.integers(0, 256, tokens * DIM // 8, dtype=np.uint8).tobytes()))
+                token_rows.append((rowid, MODEL_ID,
+                                   rng.integers(0, 256, tokens * DIM // 8, dtype=np.uint8).tobytes()))
             with conn:
                 conn.executemany(
                     f"INSERT INTO {vec_store.VEC_TABLE}(rowid, project, embedding) VALUES (?,?,?)",
                     vec_rows)
                 conn.executemany(
                     f"INSERT INTO {vec_store.META_TABLE}(chunk_rowid, chunk_id, model_id, windows,"
-                    " embedded_at, vector, token_bits) VALUES (?,?,?,?,?,?,?)", meta_rows)
+                    " embedded_at, vector) VALUES (?,?,?,?,?,?)", meta_rows)
+                conn.executemany(
+                    f"INSERT INTO {vec_store.TOKENS_TABLE}(chunk_rowid, model_id, bits)"
+                    " VALUES (?,?,?)", token_rows)
         vector_index.refresh(conn, MODEL_ID)  # the compact index, from the vec0 rows
         conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     os.replace(tmp, path)

@@ -52,7 +52,7 @@ def test_embed_gives_token_bits_to_chunks_embedded_without_them(samples_copy: Pa
     before = _all_bits(samples_copy)
     with open_store(samples_copy) as store:
         with store.conn:
-            store.conn.execute(f"UPDATE {vec_store.META_TABLE} SET token_bits = NULL")
+            store.conn.execute(f"DELETE FROM {vec_store.TOKENS_TABLE}")
         assert len(vec_store.untokened(store.conn, MODEL_ID)) == len(before)
         counts = stats(store.conn)
         assert (counts["vectors"], counts["token_bits"]) == (len(before), 0)
@@ -107,8 +107,8 @@ def test_rerank_steps_aside_while_a_candidate_has_no_token_bits(samples_copy: Pa
     fused = [(FLAKY, 0.1, ("keyword",)), (DOCKER, 0.05, ()), (SHUTDOWN, 0.0, ("vector",))]
     with open_store(samples_copy) as store:
         with store.conn:
-            store.conn.execute(f"UPDATE {vec_store.META_TABLE} SET token_bits = NULL"
-                               " WHERE chunk_id = ?", (DOCKER,))
+            store.conn.execute(f"DELETE FROM {vec_store.TOKENS_TABLE} WHERE chunk_rowid ="
+                               " (SELECT rowid FROM chunks WHERE id = ?)", (DOCKER,))
         assert rerank.rerank(store.conn, question, fused, set()) == fused
         # ... and search then ranks exactly as without the rerank
         product = search.search_with(search.PRODUCT, store, question, limit=5)
@@ -121,7 +121,7 @@ def test_token_bits_another_process_wrote_meanwhile_are_kept(samples_copy: Path)
     """Backfills are idempotent: a chunk given bits since it was listed is not written again."""
     with open_store(samples_copy) as store:
         with store.conn:
-            store.conn.execute(f"UPDATE {vec_store.META_TABLE} SET token_bits = NULL")
+            store.conn.execute(f"DELETE FROM {vec_store.TOKENS_TABLE}")
         listed = vec_store.untokened(store.conn, MODEL_ID)
         theirs = b"\xff" * (DIM // 8)
         assert vec_store.write_token_bits(store.conn, [(listed[0], theirs)], MODEL_ID) == 1

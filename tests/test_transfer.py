@@ -44,8 +44,11 @@ def table_rows(db: Path) -> dict[str, list[tuple]]:
                     tuple(r.items()) for r in sql.read_rows(conn, table, project=None, since=None)
                 )
         out["vector_meta"] = sorted(conn.execute(
-            "SELECT chunk_id, model_id, windows, embedded_at, vector, windows_q, token_bits"
+            "SELECT chunk_id, model_id, windows, embedded_at, vector, windows_q"
             " FROM chunk_vectors_meta").fetchall())
+        out["token_bits"] = sorted(conn.execute(
+            "SELECT m.chunk_id, t.model_id, t.bits FROM chunk_token_bits t"
+            " JOIN chunk_vectors_meta m ON m.chunk_rowid = t.chunk_rowid").fetchall())
         out["vector_index"] = sorted(conn.execute(
             "SELECT model_id, project, sum(size) FROM chunk_vector_blocks"
             " GROUP BY model_id, project").fetchall())

@@ -548,11 +548,21 @@ def add_token_bits(conn: apsw.Connection) -> None:
     """Each embedded chunk's token vectors as packed sign bits, for search's token rerank
     (`causantic.retrieval.rerank`). Chunks embedded before it get them at the next `embed`;
     until every candidate has them, search ranks as before.
+
+    A table of their own, not a column of `chunk_vectors_meta`: at ~11 KB a chunk they would
+    push that table's small columns (read for hundreds of candidates per search) onto
+    overflow pages. A row goes with its meta row (the trigger), and `write_vectors` rewrites
+    both together.
     """
     conn.execute(
         """
-        ALTER TABLE chunk_vectors_meta ADD COLUMN token_bits BLOB;  -- uint8[tokens, dim / 8]
-        CREATE INDEX chunk_vectors_untokened ON chunk_vectors_meta(model_id)
-            WHERE token_bits IS NULL;
+        CREATE TABLE chunk_token_bits (
+            chunk_rowid INTEGER PRIMARY KEY,      -- chunks.rowid (as chunk_vectors_meta)
+            model_id TEXT NOT NULL,
+            bits BLOB NOT NULL                    -- uint8[tokens, dim / 8]: sign bits
+        );
+        CREATE TRIGGER chunk_vectors_meta_token_bits AFTER DELETE ON chunk_vectors_meta BEGIN
+            DELETE FROM chunk_token_bits WHERE chunk_rowid = old.chunk_rowid;
+        END;
         """
     )

@@ -43,8 +43,8 @@ def stored_counts(conn: apsw.Connection) -> StoredCounts:
         edges=one("SELECT count(*) FROM edges"),
         vectors=(int(one("SELECT count(*) FROM chunk_vectors_meta"))
                  if table_exists(conn, "chunk_vectors_meta") else 0),
-        token_bits=(int(one("SELECT count(token_bits) FROM chunk_vectors_meta"))
-                    if table_exists(conn, "chunk_vectors_meta") else 0),
+        token_bits=(int(one("SELECT count(*) FROM chunk_token_bits"))
+                    if table_exists(conn, "chunk_token_bits") else 0),
         clusters=(one("SELECT count(DISTINCT topic_id) FROM topic_members")
                   if table_exists(conn, "topic_members") else 0),
         projects=one("SELECT count(DISTINCT project) FROM chunks"),

@@ -172,7 +172,8 @@ def vector_rows(
 
     sql = (
         f"SELECT c.id, c.project, m.model_id, m.embedded_at, m.chunk_rowid, m.windows,"
-        f" m.token_bits FROM chunks c JOIN {VECTORS_META} m ON m.chunk_rowid = c.rowid"
+        f" t.bits FROM chunks c JOIN {VECTORS_META} m ON m.chunk_rowid = c.rowid"
+        " LEFT JOIN chunk_token_bits t ON t.chunk_rowid = m.chunk_rowid"
         f" WHERE {_CHUNK.format(p='c.')} ORDER BY c.id"
     )
     rows: list[tuple] = conn.execute(sql, {"project": project, "since": since}).fetchall()

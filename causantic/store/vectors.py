@@ -14,10 +14,12 @@ Layout
   chunk_vectors_meta``; a KNN hit counts only if its meta row exists with the current model.
   The mean vector serves MMR, near-duplicate checks and chain scoring, because point lookups
   in vec0 are slow (~0.15 ms each). Its `windows_q` column and the `chunk_vector_blocks`
-  table form the compact index of `store.vector_index`, written in the same transaction. Its
-  `token_bits` column holds the sign bits of the chunk's token vectors (48 bytes each at 384
-  dimensions, `Embedder.embed_windows_and_tokens`) for search's token rerank; NULL for a
-  chunk embedded before it existed or imported without it, until `fill_token_bits`.
+  table form the compact index of `store.vector_index`, written in the same transaction.
+* `chunk_token_bits` (plain, migration `add_token_bits`): the sign bits of each embedded
+  chunk's token vectors (48 bytes each at 384 dimensions, `Embedder.embed_windows_and_tokens`)
+  for search's token rerank, written with its vectors. A chunk embedded before it existed or
+  imported without it has none until `write_token_bits`; a trigger deletes a chunk's row
+  with its meta row.
 
 Deletion: a trigger on `chunks` deletes the meta row in the same statement, always (it needs no
 extension). The vec0 rows are deleted in the same transaction by `drop_chunk_vectors`
@@ -44,6 +46,7 @@ if TYPE_CHECKING:
     import numpy as np
 
 META_TABLE = "chunk_vectors_meta"
+TOKENS_TABLE = "chunk_token_bits"
 #: vec0 rejects larger k ("k value in knn query too large").
 MAX_K = 4096
 
@@ -146,11 +149,15 @@ def write_vectors(conn: apsw.Connection, items: Sequence[EmbeddedChunk], model_i
             )
             conn.execute(
                 f"INSERT OR REPLACE INTO {META_TABLE}(chunk_rowid, chunk_id, model_id, windows,"
-                " embedded_at, vector, windows_q, token_bits) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                " embedded_at, vector, windows_q) VALUES (?, ?, ?, ?, ?, ?, ?)",
                 (item.rowid, item.chunk_id, model_id, len(windows), now,
-                 mean.astype(np.float32).tobytes(), vector_index.quantize(windows),
-                 item.token_bits),
+                 mean.astype(np.float32).tobytes(), vector_index.quantize(windows)),
             )
+            # REPLACE fires no delete trigger: the old bits of this rowid go here
+            conn.execute(f"DELETE FROM {TOKENS_TABLE} WHERE chunk_rowid = ?", (item.rowid,))
+            if item.token_bits is not None:
+                conn.execute(f"INSERT INTO {TOKENS_TABLE}(chunk_rowid, model_id, bits)"
+                             " VALUES (?, ?, ?)", (item.rowid, model_id, item.token_bits))
             indexed.append((item.rowid, item.project, vector_index.sign_bits(mean).tobytes()))
             stored += 1
         vector_index.append(conn, model_id, indexed)
@@ -162,8 +169,9 @@ def untokened(conn: apsw.Connection, model_id: str) -> list[PendingChunk]:
     imported without them), grouped by project."""
     return [PendingChunk(*row) for row in conn.execute(
         f"SELECT c.rowid, c.id, c.project FROM {META_TABLE} m JOIN chunks c"
-        " ON c.rowid = m.chunk_rowid WHERE m.model_id = ? AND m.token_bits IS NULL"
-        " ORDER BY c.project, c.rowid", (model_id,))]
+        f" ON c.rowid = m.chunk_rowid LEFT JOIN {TOKENS_TABLE} t ON t.chunk_rowid = m.chunk_rowid"
+        " WHERE m.model_id = ? AND t.chunk_rowid IS NULL ORDER BY c.project, c.rowid",
+        (model_id,))]
 
 
 def write_token_bits(conn: apsw.Connection, items: Sequence[tuple[PendingChunk, bytes]],
@@ -175,9 +183,10 @@ def write_token_bits(conn: apsw.Connection, items: Sequence[tuple[PendingChunk, 
     with conn:
         for chunk, bits in items:
             conn.execute(
-                f"UPDATE {META_TABLE} SET token_bits = ? WHERE chunk_rowid = ? AND chunk_id = ?"
-                " AND model_id = ? AND token_bits IS NULL",
-                (bits, chunk.rowid, chunk.chunk_id, model_id),
+                f"INSERT OR IGNORE INTO {TOKENS_TABLE}(chunk_rowid, model_id, bits)"
+                f" SELECT ?, ?, ? WHERE EXISTS (SELECT 1 FROM {META_TABLE} WHERE chunk_rowid = ?"
+                " AND chunk_id = ? AND model_id = ?)",
+                (chunk.rowid, model_id, bits, chunk.rowid, chunk.chunk_id, model_id),
             )
             stored += conn.changes()
     return stored
@@ -186,9 +195,9 @@ def write_token_bits(conn: apsw.Connection, items: Sequence[tuple[PendingChunk, 
 def token_bits(conn: apsw.Connection, chunk_ids: Sequence[str], model_id: str) -> dict[str, bytes]:
     """chunk id -> packed token sign bits, for the chunks of this model that have them."""
     return dict(select_in(
-        conn, f"SELECT c.id, m.token_bits FROM chunks c CROSS JOIN {META_TABLE} m"
-        " ON m.chunk_rowid = c.rowid WHERE c.id IN ({marks}) AND +m.model_id = ?"
-        " AND m.token_bits IS NOT NULL", chunk_ids, after=(model_id,),
+        conn, f"SELECT c.id, t.bits FROM chunks c CROSS JOIN {TOKENS_TABLE} t"
+        " ON t.chunk_rowid = c.rowid WHERE c.id IN ({marks}) AND +t.model_id = ?",
+        chunk_ids, after=(model_id,),
     ))
 
 
