@@ -6,10 +6,10 @@ is answered somewhere in the chunk. This step does, in the manner of late intera
 (ColBERT's MaxSim), with the MiniLM model we already run: every word piece of the query is
 matched with its most similar token of the chunk, and the chunk scores the mean of those
 best matches. The model was not trained for this, but its contextual token vectors carry
-enough: decided on the sets `bench.answers` may tune on, it found the evidence within 2,000
-tokens for 0.06 more of the blind tune questions and 0.01 more of LoCoMo's held-out ones,
-and moved the fitted dev tune half by two questions either way (README, "Token rerank",
-for the report halves).
+enough: decided on the sets `bench.answers` may tune on, it (with the 60-deep lists it
+made worth drawing, `fusion.MIN_DEPTH`) found the evidence within 2,000 tokens for 0.06 more
+of the blind tune questions and 0.02 more of LoCoMo's held-out ones, and within 4,000 tokens
+for 0.04 more of the fitted dev tune half (README, "Token rerank", for the report halves).
 
 * The chunk side is stored at embed time (`Embedder.embed_windows_and_tokens`): the first
   `TOKEN_WINDOWS` windows' token vectors, averaged in pairs, kept as sign bits (48 bytes a
@@ -35,8 +35,8 @@ from causantic.retrieval.fusion import THIN_FACTOR
 from causantic.retrieval.vector import query_pieces
 from causantic.store import vectors as vec_store
 
-#: Fused candidates read again (a 10-result search draws lists 30 deep).
-DEPTH = 30
+#: Fused candidates read again (a 10-result search draws its lists this deep: `fusion.depth`).
+DEPTH = 60
 #: Weight of the scaled MaxSim score next to the fused score.
 WEIGHT = 0.3
 #: Query words that say nothing about what is asked.
@@ -88,8 +88,10 @@ def maxsim(query: np.ndarray, chunk_bits: Sequence[bytes]) -> np.ndarray:
     if not len(query) or not sum(counts):
         return scores
     packed = np.frombuffer(b"".join(chunk_bits), dtype=np.uint8).reshape(-1, DIM // 8)
-    signs = np.unpackbits(packed, axis=1).astype(np.float32) * 2.0 - 1.0  # 1 / -1
-    sims = (np.asarray(query, dtype=np.float32) @ signs.T) / np.sqrt(DIM)
+    query = np.asarray(query, dtype=np.float32)
+    # q . s for signs s = 2b - 1 of bits b, computed on the bits: no pass over a 1/-1 copy
+    ones = query @ np.unpackbits(packed, axis=1).astype(np.float32).T
+    sims = (2.0 * ones - query.sum(axis=1, keepdims=True)) / np.sqrt(DIM)
     starts = np.cumsum([0] + counts[:-1])
     present = np.array(counts) > 0
     best = np.maximum.reduceat(sims, starts[present], axis=1)  # (query rows, chunks)
