@@ -46,10 +46,10 @@ if TYPE_CHECKING:
 WINDOWS_PER_CHUNK = 4
 #: Chunks the compact index rescores: at least this many, and CANDIDATES_PER_RESULT per
 #: wanted chunk (600 for a 10-result search, whose lists are 60 deep; 1,200 found the same
-#: answers on the blind tune set). On the shared
-#: transcripts a pool of 5 % of the chunks found the answering session as often (hit@1,
-#: hit@5) as an exact scan. Rescoring reads each candidate's row: ~10 us each when cached,
-#: far more when the page cache has dropped them, so the pool is kept modest.
+#: answers on the blind tune set). On the shared transcripts a pool of 5 % of the chunks
+#: found the answering session as often (hit@1, hit@5) as an exact scan. Rescoring reads
+#: each candidate's row: ~10 us each when cached, far more when the page cache has dropped
+#: them, so the pool is kept modest.
 INDEX_CANDIDATES = 500
 CANDIDATES_PER_RESULT = 10
 #: A project with more embedded chunks than this is searched through the compact index:
