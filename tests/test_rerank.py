@@ -110,6 +110,11 @@ def test_rerank_steps_aside_while_a_candidate_has_no_token_bits(samples_copy: Pa
             store.conn.execute(f"DELETE FROM {vec_store.TOKENS_TABLE} WHERE chunk_rowid ="
                                " (SELECT rowid FROM chunks WHERE id = ?)", (DOCKER,))
         assert rerank.rerank(store.conn, question, fused, set()) == fused
+        with store.conn:  # a damaged blob (not whole tokens) counts as missing: no crash
+            store.conn.execute(f"INSERT INTO {vec_store.TOKENS_TABLE}(chunk_rowid, model_id, bits)"
+                               " SELECT rowid, ?, x'0102' FROM chunks WHERE id = ?",
+                               (MODEL_ID, DOCKER))
+        assert rerank.rerank(store.conn, question, fused, set()) == fused
         # ... and search then ranks exactly as without the rerank
         product = search.search_with(search.PRODUCT, store, question, limit=5)
         plain = search.search_with(search.Steps(rerank=search.no_rerank), store, question, limit=5)

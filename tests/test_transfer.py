@@ -102,6 +102,35 @@ def test_round_trip_with_vectors_and_topics_gives_an_equal_store(embedded_db: Pa
     assert hybrid.mode == "hybrid" and "vector" in {s for r in hybrid.results for s in r.sources}
 
 
+def test_token_bits_that_are_not_whole_tokens_are_left_for_embed(embedded_db: Path,
+                                                                  tmp_path: Path):
+    """A vectors row whose token_bits is not a whole number of tokens imports its vectors
+    without them; the chunks it does not touch keep theirs."""
+    archive = tmp_path / "a.jsonl.gz"
+    with open_store(embedded_db, readonly=True) as store:
+        export(store, archive, vectors=True)
+    lines = gzip.decompress(archive.read_bytes()).decode().splitlines()
+    damaged, out = None, []
+    for line in lines:
+        doc = json.loads(line)
+        if damaged is None and doc.get("table") == "vectors" and "token_bits" in doc["row"]:
+            damaged = doc["row"]["chunk_id"]
+            doc["row"]["token_bits"] = "AQI="  # two bytes
+        out.append(json.dumps(doc))
+    edited = tmp_path / "edited.jsonl"
+    edited.write_text("\n".join(out) + "\n")
+    target = tmp_path / "new" / "memory.db"
+    import_archive(target, edited)
+    conn = apsw.Connection(str(target))
+    with_bits = {r[0] for r in conn.execute(
+        "SELECT m.chunk_id FROM chunk_token_bits t JOIN chunk_vectors_meta m"
+        " ON m.chunk_rowid = t.chunk_rowid")}
+    embedded = conn.execute("SELECT count(*) FROM chunk_vectors_meta").fetchone()[0]
+    conn.close()
+    assert damaged is not None and damaged not in with_bits
+    assert len(with_bits) == embedded - 1
+
+
 def test_shared_transcripts_round_trip_and_second_import_changes_nothing(shared_db: Path,
                                                                          tmp_path: Path):
     archive = tmp_path / "all.jsonl"

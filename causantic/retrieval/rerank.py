@@ -50,13 +50,15 @@ def rerank(conn: apsw.Connection, query: str,
            fused: list[tuple[str, float, tuple[str, ...]]], thin: set[str]
            ) -> list[tuple[str, float, tuple[str, ...]]]:
     """``fused`` (id, score, sources; best first) with its first `DEPTH` rescored (module
-    docstring); unchanged when one of them has no token vectors. A ``thin`` chunk's gain is
-    scaled as its fused score was (`fusion.THIN_FACTOR`): a bare `/exit` matches "exit"
-    perfectly and says nothing."""
+    docstring); unchanged when one of them has no (undamaged) token bits. A ``thin`` chunk's
+    gain is scaled as its fused score was (`fusion.THIN_FACTOR`): a bare `/exit` matches
+    "exit" perfectly and says nothing."""
     head = fused[:DEPTH]
     if len(head) < 2:
         return fused
-    bits = vec_store.token_bits(conn, [cid for cid, _, _ in head], MODEL_ID)
+    bits = {cid: b for cid, b in
+            vec_store.token_bits(conn, [cid for cid, _, _ in head], MODEL_ID).items()
+            if len(b) % (DIM // 8) == 0}  # a damaged blob counts as missing
     if len(bits) < len(head):
         return fused
     scores = maxsim(query_matrix(*query_pieces(query)), [bits[cid] for cid, _, _ in head])

@@ -368,9 +368,10 @@ class _VectorWriter:
             return
         windows = np.stack([np.frombuffer(base64.b64decode(w), dtype=np.float32)
                             for w in row["windows"]])
-        bits = row.get("token_bits")
-        item = EmbeddedChunk(rowid, str(row["chunk_id"]), project, windows,
-                             base64.b64decode(bits) if isinstance(bits, str) else None)
+        bits = base64.b64decode(row["token_bits"]) if isinstance(row.get("token_bits"), str) else None
+        if bits is not None and len(bits) % (windows.shape[1] // 8):
+            bits = None  # not whole tokens: the next `embed` computes them again
+        item = EmbeddedChunk(rowid, str(row["chunk_id"]), project, windows, bits)
         self.pending.append((str(row["model_id"]), str(row["embedded_at"]), item))
         if len(self.pending) >= self.BATCH:
             self.flush()
