@@ -179,9 +179,13 @@ def _give_tokens(conn: apsw.Connection, embedder: Embedder,
     for i in range(0, len(chunks), batch_size):
         batch = chunks[i : i + batch_size]
         texts = vec_store.chunk_texts(conn, [c.rowid for c in batch])
-        items = [(c, vector_index.sign_bits(
-                     embedder.embed_windows_and_tokens(texts[c.rowid][1], TOKEN_WINDOWS)[1]
-                 ).tobytes()) for c in batch if texts.get(c.rowid, ("",))[0] == c.chunk_id]
+        items = []
+        for chunk in batch:
+            current = texts.get(chunk.rowid)
+            if current is None or current[0] != chunk.chunk_id:
+                continue  # deleted or replaced since listed
+            tokens = embedder.embed_windows_and_tokens(current[1], TOKEN_WINDOWS)[1]
+            items.append((chunk, vector_index.sign_bits(tokens).tobytes()))
         stored += vec_store.write_token_bits(conn, items, embedder.model_id)
     return stored
 
