@@ -235,7 +235,8 @@ def cmd_reconstruct(args: argparse.Namespace, settings: Settings) -> int:
     from causantic.store import open_store
 
     with open_store(settings.db_path, readonly=True) as store:
-        _project_here(args, store.conn)
+        if not args.session:  # a session id names its own project, wherever one stands
+            _project_here(args, store.conn)
         result = reconstruct(
             store, args.project, query=args.query, mode=args.mode, session=args.session,
             previous_session=args.previous_session, current_session=args.current_session,
@@ -623,8 +624,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("query", nargs="?", metavar="QUESTION",
                    help="what happened in the session where ...: answer it from the session of "
                    "search's best match (or --session), ignoring --mode")
-    p.add_argument("--project", help="the project (see list-projects; default: the current "
-                   "folder's)")
+    p.add_argument("--project", help="the project (see list-projects; default: --session's, "
+                   "else the current folder's)")
     p.add_argument("--mode", choices=("timeline", "briefing"), default="timeline",
                    help="timeline (default): chunks oldest first, newest kept when the budget "
                    "is tight; briefing: the session's state plus its recent conversation")

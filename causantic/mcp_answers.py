@@ -475,10 +475,17 @@ ANSWERS_JSON = r'''{
        "type": "boolean"
       },
       "project": {
-       "description": "Project name (see list-projects), worktree folder name or path.",
-       "minLength": 1,
-       "title": "Project",
-       "type": "string"
+       "anyOf": [
+        {
+         "type": "string"
+        },
+        {
+         "type": "null"
+        }
+       ],
+       "default": null,
+       "description": "Project name (see list-projects), worktree folder name or path; may be left out when session_id is given.",
+       "title": "Project"
       },
       "query": {
        "anyOf": [
@@ -520,9 +527,6 @@ ANSWERS_JSON = r'''{
        "title": "Start"
       }
      },
-     "required": [
-      "project"
-     ],
      "title": "reconstructArguments",
      "type": "object"
     },
@@ -1334,10 +1338,17 @@ ANSWERS_JSON = r'''{
        "type": "boolean"
       },
       "project": {
-       "description": "Project name (see list-projects), worktree folder name or path.",
-       "minLength": 1,
-       "title": "Project",
-       "type": "string"
+       "anyOf": [
+        {
+         "type": "string"
+        },
+        {
+         "type": "null"
+        }
+       ],
+       "default": null,
+       "description": "Project name (see list-projects), worktree folder name or path; may be left out when session_id is given.",
+       "title": "Project"
       },
       "query": {
        "anyOf": [
@@ -1379,9 +1390,6 @@ ANSWERS_JSON = r'''{
        "title": "Start"
       }
      },
-     "required": [
-      "project"
-     ],
      "title": "reconstructArguments",
      "type": "object"
     },
@@ -2193,10 +2201,17 @@ ANSWERS_JSON = r'''{
        "type": "boolean"
       },
       "project": {
-       "description": "Project name (see list-projects), worktree folder name or path.",
-       "minLength": 1,
-       "title": "Project",
-       "type": "string"
+       "anyOf": [
+        {
+         "type": "string"
+        },
+        {
+         "type": "null"
+        }
+       ],
+       "default": null,
+       "description": "Project name (see list-projects), worktree folder name or path; may be left out when session_id is given.",
+       "title": "Project"
       },
       "query": {
        "anyOf": [
@@ -2238,9 +2253,6 @@ ANSWERS_JSON = r'''{
        "title": "Start"
       }
      },
-     "required": [
-      "project"
-     ],
      "title": "reconstructArguments",
      "type": "object"
     },
@@ -3052,10 +3064,17 @@ ANSWERS_JSON = r'''{
        "type": "boolean"
       },
       "project": {
-       "description": "Project name (see list-projects), worktree folder name or path.",
-       "minLength": 1,
-       "title": "Project",
-       "type": "string"
+       "anyOf": [
+        {
+         "type": "string"
+        },
+        {
+         "type": "null"
+        }
+       ],
+       "default": null,
+       "description": "Project name (see list-projects), worktree folder name or path; may be left out when session_id is given.",
+       "title": "Project"
       },
       "query": {
        "anyOf": [
@@ -3097,9 +3116,6 @@ ANSWERS_JSON = r'''{
        "title": "Start"
       }
      },
-     "required": [
-      "project"
-     ],
      "title": "reconstructArguments",
      "type": "object"
     },
@@ -3919,10 +3935,17 @@ ANSWERS_JSON = r'''{
        "type": "boolean"
       },
       "project": {
-       "description": "Project name (see list-projects), worktree folder name or path.",
-       "minLength": 1,
-       "title": "Project",
-       "type": "string"
+       "anyOf": [
+        {
+         "type": "string"
+        },
+        {
+         "type": "null"
+        }
+       ],
+       "default": null,
+       "description": "Project name (see list-projects), worktree folder name or path; may be left out when session_id is given.",
+       "title": "Project"
       },
       "query": {
        "anyOf": [
@@ -3964,9 +3987,6 @@ ANSWERS_JSON = r'''{
        "title": "Start"
       }
      },
-     "required": [
-      "project"
-     ],
      "title": "reconstructArguments",
      "type": "object"
     },

@@ -139,7 +139,11 @@ def build_server(settings: Settings) -> MCPServer:
 
     @tool("reconstruct")
     def reconstruct(
-        project: Annotated[str, Field(min_length=1, description="Project name (see list-projects), worktree folder name or path.")],
+        project: Annotated[
+            str | None,
+            Field(description="Project name (see list-projects), worktree folder name or path; "
+                  "may be left out when session_id is given."),
+        ] = None,
         mode: Annotated[
             Literal["timeline", "briefing"],
             Field(description="timeline = chunks in time order; briefing = state + last steps."),

@@ -160,6 +160,18 @@ def test_reconstruct_and_list_sessions_default_to_the_current_folders_project(
     assert {r["project"] for r in json.loads(timeline.stdout)["results"]} == {"acme-api"}
 
 
+def test_reconstruct_of_a_session_needs_no_project_wherever_it_runs(sample_db: Path, tmp_path: Path):
+    here = tmp_path / "elsewhere"  # a folder with no memory: its project would be exit 2
+    here.mkdir()
+    timeline = run("--db", str(sample_db), "reconstruct", "--session", SAMPLE_SESSION[:8], "--json",
+                   cwd=here)
+    assert timeline.returncode == 0, timeline.stderr
+    results = json.loads(timeline.stdout)["results"]
+    assert results and {r["session_id"] for r in results} == {SAMPLE_SESSION}
+    line = _one_line(run("--db", str(sample_db), "reconstruct", "--session", "99999999", cwd=here), 2)
+    assert 'no session starting with "99999999"' in line
+
+
 def test_a_folder_without_memory_says_which_project_it_is_and_what_exists(
     sample_db: Path, tmp_path: Path
 ):

@@ -87,6 +87,8 @@ async def test_every_tool_answers_over_stdio(shared_db_copy: Path):
         err, text = await call(session, "reconstruct", project="spotter",
                                session_id="fa812bfe", max_tokens=600)
         assert not err and "fa812bfe" in text and len(text) < 600 * 4
+        err, alone = await call(session, "reconstruct", session_id="fa812bfe", max_tokens=600)
+        assert not err and alone == text  # a session id names its project
         # A question about a session: the tool takes it, and answers as the command line does.
         assert "query" in tools["reconstruct"].input_schema["properties"]
         question = "handleClaudeCodeSessionEnd markSessionEnded batch"
@@ -119,6 +121,7 @@ async def test_every_tool_answers_over_stdio(shared_db_copy: Path):
             ("list-sessions", {"project": "no-such-project"}, "no project 'no-such-project'"),
             ("reconstruct", {"project": "spotter", "mode": "everything"}, "timeline"),
             ("reconstruct", {"project": "spotter", "session_id": "abc"}, "8"),
+            ("reconstruct", {}, "name a project or a session"),
             ("forget", {}, "needs at least one of"),
             ("forget", {"project": "spotter", "before": "yesterday-ish"}, "ISO date"),
             ("no-such-tool", {}, "Unknown tool"),

@@ -94,6 +94,19 @@ def test_sub_agent_chunks_are_labelled_in_the_timeline(samples_db: Path):
     assert any(h.agent_id == "a1b2c3d" for h in result.results)
 
 
+def test_a_session_id_names_its_project(samples_db: Path):
+    conn = _conn(samples_db)
+    named = reconstruct(conn, "acme-api", session="11111111")
+    assert reconstruct(conn, None, session="11111111").text == named.text
+    assert reconstruct(conn, "", session=S1, query="migration").sessions == (S1,)
+    with pytest.raises(UsageError, match="no session starting with \"99999999\" in memory"):
+        reconstruct(conn, None, session="99999999")
+    with pytest.raises(UsageError, match="name a project or a session"):
+        reconstruct(conn, None)
+    with pytest.raises(UsageError, match="too short"):
+        reconstruct(conn, None, session="1")
+
+
 def test_previous_session(samples_db: Path):
     conn = _conn(samples_db)
     assert reconstruct(conn, "acme-api", previous_session=True).sessions == (S2,)

@@ -97,7 +97,7 @@ class _Selection:
 
 def reconstruct(
     db: apsw.Connection | Store,
-    project: str,
+    project: str | None,
     *,
     query: str | None = None,
     mode: str = "timeline",
@@ -113,17 +113,21 @@ def reconstruct(
 ) -> Answer:
     """Rebuild what happened in a project as a timeline or a briefing, or answer `query`
     about one session (module docstring). `db`: a connection, or the open `Store` (a
-    question's search then reuses it, vectors included).
+    question's search then reuses it, vectors included). `project` may be None when
+    `session` is given: a session id names its project.
 
     Raises
     ------
-    UsageError : unknown project or mode, a session prefix shorter than 8 characters or
-        matching several sessions, an unreadable date, or `start` after `end`.
+    UsageError : unknown project or mode, no project and no session, a session prefix
+        shorter than 8 characters or matching several sessions (or, without a project, none),
+        an unreadable date, or `start` after `end`.
     """
     started = time.perf_counter()
     conn = db if isinstance(db, apsw.Connection) else db.conn
     if mode not in MODES:
         raise UsageError(f"unknown reconstruct mode {mode!r}; use timeline or briefing")
+    if not project:
+        project = _project_of_session(conn, session)
     project = resolve_project(conn, project) or ""
     sel = _select(conn, project, session=session, previous_session=previous_session,
                   current_session=current_session, days_back=days_back, start=start, end=end,
@@ -230,6 +234,22 @@ def _resolve_session(conn: apsw.Connection, project: str, prefix: str) -> str | 
     from causantic.store.sessions import resolve_prefix
 
     return resolve_prefix(conn, prefix, project)
+
+
+def _project_of_session(conn: apsw.Connection, prefix: str | None) -> str:
+    """The project of the session `prefix` names, looked for in every project."""
+    # deferred: as in _resolve_session
+    from causantic.store.projects import chunk_project
+    from causantic.store.sessions import resolve_prefix
+
+    if not prefix or not prefix.strip():
+        raise UsageError("name a project or a session; `causantic list-projects` shows the projects")
+    sid = resolve_prefix(conn, prefix)
+    project = chunk_project(conn, sid) if sid else None
+    if project is None:
+        raise UsageError(f'no session starting with "{prefix.strip()}" in memory; '
+                         "`causantic list-sessions --project NAME` lists a project's sessions")
+    return project
 
 
 def _unknown_session(project: str, prefix: str) -> str:
