@@ -578,7 +578,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.set_defaults(reindex=True)
 
-    p = command("search", cmd_search, "What do we know about X: ranked chunks.",
+    p = command("search", cmd_search, "What do we know about X: ranked answers (each match "
+                "with what answered it in its turn).",
                 'causantic search "daytona pty log streaming" --project napoli-matcha')
     p.add_argument("query")
     query_options(p)
