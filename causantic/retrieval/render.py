@@ -103,11 +103,20 @@ def short_time(ts: str) -> str:
     return ts[:16].replace("T", " ") if ts else "unknown time"
 
 
-def header(hit: Hit, index: int | None = None) -> str:
-    """The one-line label above a chunk: where and when it came from, and why."""
+#: Changed files a header names at most (the rest are counted).
+CHANGED_NAMED = 3
+
+
+def header(hit: Hit, index: int | None = None, changed: Sequence[str] = ()) -> str:
+    """The one-line label above a chunk: where and when it came from, and why; ``changed``:
+    files its work edited that have changed since (`freshness.changed`)."""
     why = ["+".join(hit.sources)] if hit.sources else []
     if hit.seed:
         why.append("◆ matched")
+    if changed:
+        names = [p.rstrip("/").rsplit("/", 1)[-1] for p in changed[:CHANGED_NAMED]]
+        more = f" (+{len(changed) - CHANGED_NAMED})" if len(changed) > CHANGED_NAMED else ""
+        why.append(f"files changed since: {', '.join(names)}{more}")
     return label(hit.project, hit.session_id, hit.agent_id, hit.start_time, *why, index=index)
 
 

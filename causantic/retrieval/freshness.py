@@ -1,0 +1,60 @@
+"""Which files a past result edited have changed on disk since: memory that may be stale.
+
+A result quotes past work. When a file that work edited (a ``[Tool:Edit]``, ``MultiEdit``,
+``Write`` or ``NotebookEdit`` call in the chunk's stored text, by absolute path) has been
+modified after the chunk ended, the code it describes may have moved on: the result's header
+says so (`render.header`'s ``changed``: ``files changed since: settings.go``), so the reader checks the file before relying on it.
+Files that no longer exist, paths that were redacted or are relative, and transcripts from
+another machine say nothing: only a file that is there and newer is named.
+
+Pure Python (a regular expression and a few `os.stat` calls per answer): hooks render through
+`render`, and this costs well under a millisecond for an answer's results.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable
+from datetime import datetime
+
+from causantic.store.hits import Hit
+
+#: A tool call that wrote a file, as chunking records it: ``[Tool:Edit] /abs/path`` (the path
+#: is the rest of the line; an edit's diff follows on the next lines).
+_EDIT_RE = re.compile(r"^\[Tool:(?:Edit|MultiEdit|Write|NotebookEdit)\] (/[^\n]+?)\s*$", re.M)
+#: Seconds a file may be newer than the chunk's end and still count as that chunk's own edit
+#: (a transcript's timestamps and the file system's clock are not one clock).
+SLACK_S = 120
+
+
+def edited_paths(text: str) -> list[str]:
+    """The absolute paths a chunk's tool calls wrote, in order, each once."""
+    return list(dict.fromkeys(m.group(1) for m in _EDIT_RE.finditer(text)))
+
+
+def changed_since(paths: Iterable[str], when: str) -> list[str]:
+    """Those of ``paths`` modified more than `SLACK_S` after ``when`` (an ISO time)."""
+    try:
+        since = datetime.fromisoformat(when.replace("Z", "+00:00")).timestamp() + SLACK_S
+    except ValueError:
+        return []
+    out = []
+    for path in paths:
+        try:
+            if os.stat(path).st_mtime > since:
+                out.append(path)
+        except (OSError, ValueError):  # gone, unreadable, or not a path here
+            continue
+    return out
+
+
+def changed(hits: Iterable[Hit]) -> dict[str, tuple[str, ...]]:
+    """chunk id -> the files its chunk edited that changed since, for hits that have any."""
+    out = {}
+    for hit in hits:
+        paths = edited_paths(hit.text)
+        newer = changed_since(paths, hit.end_time) if paths else []
+        if newer:
+            out[hit.chunk_id] = tuple(newer)
+    return out

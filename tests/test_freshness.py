@@ -1,0 +1,95 @@
+"""A result whose work edited a file that has changed since says so in its header."""
+
+from __future__ import annotations
+
+import json
+import os
+import uuid
+from datetime import datetime
+from pathlib import Path
+
+from causantic.retrieval import freshness
+from causantic.retrieval.chains import recall
+from causantic.retrieval.search import search
+from causantic.store import open_store
+
+from .helpers import ingest
+
+EDITED_AT = "2026-03-02T10:03:00.000Z"
+
+
+def _epoch(iso: str) -> float:
+    return datetime.fromisoformat(iso.replace("Z", "+00:00")).timestamp()
+
+
+def test_edited_paths_are_the_absolute_paths_of_writing_tool_calls():
+    text = ("[User]\nfix it\n\n[Tool:Read] /src/a.py\n\n[Tool:Edit] /src/b.py\n- x = 1\n+ x = 2"
+            "\n\n[Tool:Write] /src/c d.py\nprint()\n\n[Tool:MultiEdit] /src/b.py\n\n"
+            "[Tool:NotebookEdit] /nb/e.ipynb\n\n[Tool:Edit] relative/f.py\n\n"
+            "[Tool:Bash] echo '[Tool:Edit] /not/a/call.py'")
+    assert freshness.edited_paths(text) == ["/src/b.py", "/src/c d.py", "/nb/e.ipynb"]
+
+
+def test_only_files_that_exist_and_are_newer_than_the_chunk_count(tmp_path: Path):
+    newer, older, same = (tmp_path / n for n in ("newer.py", "older.py", "same.py"))
+    for path, when in ((newer, _epoch(EDITED_AT) + 3600), (older, _epoch(EDITED_AT) - 3600),
+                       (same, _epoch(EDITED_AT) + 30)):  # its own edit, a clock apart
+        path.write_text("x")
+        os.utime(path, (when, when))
+    paths = [str(newer), str(older), str(same), str(tmp_path / "gone.py"), "/\x00bad"]
+    assert freshness.changed_since(paths, EDITED_AT) == [str(newer)]
+    assert freshness.changed_since(paths, "not a time") == []
+
+
+def _transcript(folder: Path, edited: list[Path]) -> Path:
+    """A session whose assistant edits ``edited`` while fixing the retry backoff."""
+    sid = str(uuid.uuid4())
+    lines, parent = [], None
+
+    def add(rtype: str, minute: int, message: dict) -> None:
+        nonlocal parent
+        rec = {"parentUuid": parent, "isSidechain": False, "userType": "external",
+               "cwd": str(folder), "sessionId": sid, "version": "2.1.197", "gitBranch": "main",
+               "type": rtype, "uuid": str(uuid.uuid4()), "message": message,
+               "timestamp": f"2026-03-02T10:{minute:02d}:00.000Z"}
+        parent = rec["uuid"]
+        lines.append(json.dumps(rec))
+
+    add("user", 0, {"role": "user", "content": "the worker hammers the payments API after a failure"})
+    add("assistant", 0, {"role": "assistant", "content": [{
+        "type": "text", "text": "It retries at once: the delay before a retry is always 0."}]})
+    add("user", 1, {"role": "user", "content": "the retry backoff in the worker never waits; fix it"})
+    for i, path in enumerate(edited):
+        tool_id = f"toolu_{i:024d}"
+        add("assistant", 2, {"role": "assistant", "content": [{
+            "type": "tool_use", "id": tool_id, "name": "Edit",
+            "input": {"file_path": str(path), "old_string": "delay = 0", "new_string": "delay = 2 ** attempt"}}]})
+        add("user", 2, {"role": "user", "content": [{
+            "tool_use_id": tool_id, "type": "tool_result", "content": "The file has been updated."}]})
+    add("assistant", 3, {"role": "assistant", "content": [{
+        "type": "text", "text": "Fixed the retry backoff: the worker now waits 2 ** attempt seconds."}]})
+    out = folder / "projects" / "-work-demo" / f"{sid}.jsonl"
+    out.parent.mkdir(parents=True)
+    out.write_text("\n".join(lines) + "\n")
+    return out
+
+
+def test_search_and_recall_name_the_files_changed_since(tmp_path: Path):
+    worker, util = tmp_path / "worker.py", tmp_path / "util.py"
+    for path, when in ((worker, _epoch(EDITED_AT) + 86400), (util, _epoch(EDITED_AT))):
+        path.write_text("delay = 2 ** attempt\n")
+        os.utime(path, (when, when))
+    db = tmp_path / "memory.db"
+    ingest(db, _transcript(tmp_path, [worker, util]))
+    with open_store(db, readonly=True) as store:
+        found = search(store, "retry backoff worker", mode="keyword")
+        told = recall(store, "retry backoff worker")
+    for answer in (found, told):
+        headers = [line for line in answer.text.splitlines() if " · session " in line]
+        assert any(h.endswith(" · files changed since: worker.py") for h in headers), answer.text
+        assert not any("util.py" in h for h in headers)  # unchanged since its edit
+    assert told.mode != "fallback" and "the payments API" in told.text  # a chain, not a fallback
+    # Once the file is back to its old time, nothing is said.
+    os.utime(worker, (_epoch(EDITED_AT), _epoch(EDITED_AT)))
+    with open_store(db, readonly=True) as store:
+        assert "changed since" not in search(store, "retry backoff worker", mode="keyword").text
