@@ -89,6 +89,7 @@ def test_search_and_recall_name_the_files_changed_since(tmp_path: Path):
         assert any(h.endswith(" · files changed since: worker.py") for h in headers), answer.text
         assert not any("util.py" in h for h in headers)  # unchanged since its edit
     assert told.mode != "fallback" and "the payments API" in told.text  # a chain, not a fallback
+    assert [r.get("changed_since") for r in found.as_dict()["results"]] == [[str(worker)]]
     # Once the file is back to its old time, nothing is said.
     os.utime(worker, (_epoch(EDITED_AT), _epoch(EDITED_AT)))
     with open_store(db, readonly=True) as store:

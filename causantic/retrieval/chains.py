@@ -610,7 +610,7 @@ def _render_chain(
     """
 
     limit = char_limit(max_tokens, max_chars)
-    stale = freshness.changed([*walk_order, *following])
+    walk_order, following = freshness.mark(walk_order), freshness.mark(following)
     lead = (f"{notice}\n" if notice else "") + _title(query, direction, walk_order) + "\n\n"
     # The title's counts may grow by a few digits; a small budget goes to the chain whole.
     room = max(int(limit * CHAIN_SHARE), min(limit, CHAIN_MIN_CHARS)) - len(lead) - 12
@@ -631,7 +631,7 @@ def _render_chain(
         if skipped:  # as search's first unit: later matches folded, room for the next turn
             texts[0], first = _folded(texts[0], walk_order[0], turn, matches, terms)
             walk_order = [first, *walk_order[1:]]
-            whole = len(render.header(first, n, stale.get(first.chunk_id, ()))) + 1 + len(texts[0])
+            whole = len(render.header(first, n)) + 1 + len(texts[0])
             room = max(room, min(limit - len(lead) - 12, whole + answer.FOLLOW_CHARS))
     # Budget order: the seed, then the two sides alternately, nearest first.
     sides = [(0, walk_order[0], texts[0])] if walk_order else []
@@ -642,7 +642,7 @@ def _render_chain(
     taken: list[tuple[int, Hit, str]] = []
     used = 0
     for side, hit, text in sides:
-        head = render.header(hit, n, stale.get(hit.chunk_id, ()))  # the widest index
+        head = render.header(hit, n)  # the widest index this chain can have
         sep = len(render.SEPARATOR) if taken else 0
         whole = len(head) + 1 + len(text)
         if used + sep + whole <= room:
@@ -660,8 +660,7 @@ def _render_chain(
     ordered = before + after
     shown = [h for h, _ in ordered]
     bodies = [t for _, t in ordered]
-    items = [render.block(render.header(h, i + 1, stale.get(h.chunk_id, ())), b)
-             for i, (h, b) in enumerate(zip(shown, bodies))]
+    items = [render.block(render.header(h, i + 1), b) for i, (h, b) in enumerate(zip(shown, bodies))]
     head = (f"{notice}\n" if notice else "") + _title(query, direction, shown)
     return f"{head}\n\n{render.join(items)}", shown
 
@@ -714,7 +713,7 @@ def _other_matches(conn: apsw.Connection, query: str, text: str, shown: list[Hit
     rest = [h for h in found if h.chunk_id not in inside]
     if not rest:
         return text, []
-    stale = freshness.changed(rest)  # from the stored texts, before units replace them
+    rest = freshness.mark(rest)  # from the stored texts, before units replace them
     # A unit shows its turn's other messages, so it may repeat what the chain (or an earlier
     # match) shows: those paragraphs are left out, and a match with nothing new is skipped.
     # Units past the room are never shown: stop once it is filled.
@@ -728,8 +727,8 @@ def _other_matches(conn: apsw.Connection, query: str, text: str, shown: list[Hit
             kept.append(h.replace(text=new))
             seen_text += "\n\n" + new
     rest = kept
-    items, used = render.fit([(render.header(h, len(shown) + i + 1, stale.get(h.chunk_id, ())),
-                               h.text) for i, h in enumerate(rest)], tokens_for_chars(room), room)
+    items, used = render.fit([(render.header(h, len(shown) + i + 1), h.text)
+                              for i, h in enumerate(rest)], tokens_for_chars(room), room)
     if not items:
         return text, []
     return f"{text}{render.SEPARATOR}{OTHER_MATCHES}\n\n{render.join(items)}", rest[:used]
@@ -756,10 +755,10 @@ def _fallback(
     lead = (f"{notice}\n" if notice else "") + line
     limit = char_limit(max_tokens, max_chars)
 
-    stale = freshness.changed(hits)  # from the stored texts, before units replace them
+    hits = freshness.mark(hits)  # from the stored texts, before units replace them
     hits = [h.replace(text=text) for h, text in units(store.conn, hits, query)]
     items, used = render.fit(
-        [(render.header(h, i + 1, stale.get(h.chunk_id, ())), h.text) for i, h in enumerate(hits)],
+        [(render.header(h, i + 1), h.text) for i, h in enumerate(hits)],
         max_tokens,
         max_chars=max(0, limit - len(lead) - 2),
     )

@@ -3,7 +3,8 @@
 A result quotes past work. When a file that work edited (a ``[Tool:Edit]``, ``MultiEdit``,
 ``Write`` or ``NotebookEdit`` call in the chunk's stored text, by absolute path) has been
 modified after the chunk ended, the code it describes may have moved on: the result's header
-says so (`render.header`'s ``changed``: ``files changed since: settings.go``), so the reader checks the file before relying on it.
+says so (`Hit.changed`, which `render.header` shows as ``files changed since: settings.go``
+and the JSON as ``changed_since``), so the reader checks the file before relying on it.
 Files that no longer exist, paths that were redacted or are relative, and transcripts from
 another machine say nothing: only a file that is there and newer is named.
 
@@ -49,12 +50,12 @@ def changed_since(paths: Iterable[str], when: str) -> list[str]:
     return out
 
 
-def changed(hits: Iterable[Hit]) -> dict[str, tuple[str, ...]]:
-    """chunk id -> the files its chunk edited that changed since, for hits that have any."""
-    out = {}
+def mark(hits: Iterable[Hit]) -> list[Hit]:
+    """The hits, each with `Hit.changed` set from its stored text: the files its chunk edited
+    that have changed since. Call it before a hit's text is replaced by its answer unit."""
+    out = []
     for hit in hits:
         paths = edited_paths(hit.text)
         newer = changed_since(paths, hit.end_time) if paths else []
-        if newer:
-            out[hit.chunk_id] = tuple(newer)
+        out.append(hit.replace(changed=tuple(newer)) if newer else hit)
     return out

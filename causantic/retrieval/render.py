@@ -107,12 +107,13 @@ def short_time(ts: str) -> str:
 CHANGED_NAMED = 3
 
 
-def header(hit: Hit, index: int | None = None, changed: Sequence[str] = ()) -> str:
-    """The one-line label above a chunk: where and when it came from, and why; ``changed``:
-    files its work edited that have changed since (`freshness.changed`)."""
+def header(hit: Hit, index: int | None = None) -> str:
+    """The one-line label above a chunk: where and when it came from, and why, and which files
+    its work edited have changed since (`Hit.changed`, set by `freshness.mark`)."""
     why = ["+".join(hit.sources)] if hit.sources else []
     if hit.seed:
         why.append("◆ matched")
+    changed = hit.changed
     if changed:
         names = [p.rstrip("/").rsplit("/", 1)[-1] for p in changed[:CHANGED_NAMED]]
         more = f" (+{len(changed) - CHANGED_NAMED})" if len(changed) > CHANGED_NAMED else ""

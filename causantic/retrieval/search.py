@@ -297,13 +297,12 @@ def finish(
                       (time.perf_counter() - started) * 1000, notice)
     title = f'Found {{n}} results for "{render.quote_query(query)}"'
     budget = max_tokens - approx_tokens(title) - 10
-    stale = freshness.changed(hits)  # from the stored texts, before units replace them
+    hits = freshness.mark(hits)  # from the stored texts, before units replace them
     if units is not None:
         hits = _as_units(units[0], hits, units[1], char_limit(budget, max_chars))
     bodies = [h.text for h in hits]
     items, used = render.fit(
-        [(render.header(h, i + 1, stale.get(h.chunk_id, ())), body)
-         for i, (h, body) in enumerate(zip(hits, bodies))],
+        [(render.header(h, i + 1), body) for i, (h, body) in enumerate(zip(hits, bodies))],
         budget, None if max_chars is None else max_chars - len(title) - 40,
     )
     shown = hits[:used]

@@ -24,7 +24,7 @@ class Hit(Record):
     """
 
     __slots__ = ("chunk_id", "session_id", "project", "agent_id", "start_time", "end_time",
-                 "score", "sources", "text", "kind", "seed", "also")
+                 "score", "sources", "text", "kind", "seed", "also", "changed")
     chunk_id: str
     session_id: str
     project: str
@@ -37,14 +37,15 @@ class Hit(Record):
     kind: str
     seed: bool  # recall/predict: the chunk search found (the rest came by the chain)
     also: tuple[str, ...]  # search: lower-ranked matches of the same turn shown in this result
+    changed: tuple[str, ...]  # files its work edited that have changed on disk since (freshness)
 
     def __init__(self, chunk_id: str, session_id: str, project: str, agent_id: str,
                  start_time: str, end_time: str, score: float, sources: tuple[str, ...],
                  text: str, kind: str = "turn", seed: bool = False,
-                 also: tuple[str, ...] = ()) -> None:
+                 also: tuple[str, ...] = (), changed: tuple[str, ...] = ()) -> None:
         self._init(chunk_id=chunk_id, session_id=session_id, project=project,
                    agent_id=agent_id, start_time=start_time, end_time=end_time, score=score,
-                   sources=sources, text=text, kind=kind, seed=seed, also=also)
+                   sources=sources, text=text, kind=kind, seed=seed, also=also, changed=changed)
 
     @property
     def chunk_ids(self) -> tuple[str, ...]:
@@ -64,6 +65,8 @@ class Hit(Record):
         }
         if self.also:
             out["also_matched"] = list(self.also)
+        if self.changed:
+            out["changed_since"] = list(self.changed)
         return out
 
 
