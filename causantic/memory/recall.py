@@ -164,7 +164,8 @@ class MemoryHit(Hit):
                  duplicates: int = 0) -> None:
         self._init(chunk_id=chunk_id, session_id=session_id, project=project,
                    agent_id=agent_id, start_time=start_time, end_time=end_time, score=score,
-                   sources=sources, text=text, kind=kind, seed=seed, also=(), memory=memory,
+                   sources=sources, text=text, kind=kind, seed=seed, also=(), changed=(),
+                   memory=memory,
                    duplicates=duplicates)
 
     @classmethod
