@@ -1,4 +1,5 @@
-"""A result whose work edited a file that has changed since says so in its header."""
+"""A result whose work edited a file that has changed since says so in its header (search,
+recall, predict) or its title (reconstruct QUESTION's matching turns)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from pathlib import Path
 
 from causantic.retrieval import freshness
 from causantic.retrieval.chains import recall
+from causantic.retrieval.reconstruct import reconstruct
 from causantic.retrieval.search import search
 from causantic.store import open_store
 
@@ -84,6 +86,9 @@ def test_search_and_recall_name_the_files_changed_since(tmp_path: Path):
     with open_store(db, readonly=True) as store:
         found = search(store, "retry backoff worker", mode="keyword")
         told = recall(store, "retry backoff worker")
+        about = reconstruct(store, None, session=found.results[0].session_id[:8],
+                            query="retry backoff worker")
+    assert "## Matching turn, 2026-03-02 10:01 UTC · files changed since: worker.py" in about.text
     for answer in (found, told):
         headers = [line for line in answer.text.splitlines() if " · session " in line]
         assert any(h.endswith(" · files changed since: worker.py") for h in headers), answer.text

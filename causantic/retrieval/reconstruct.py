@@ -562,8 +562,10 @@ def _about(db: apsw.Connection | Store, sel: _Selection, query: str, limit: int,
         key = (pos[0], pos[1], pos[2]) if pos else (h.session_id, h.agent_id, -9)
         last = (key[0], key[1], key[2] + 1) if answer.shows_next_turn(h.text) else key
         title = "Matching turn" + (f" (sub-agent {h.agent_id})" if h.agent_id else "")
-        parts.append((h.start_time, key, last, f"{title}, {short_time(h.start_time)} UTC",
-                      h.text))
+        title += f", {short_time(h.start_time)} UTC"
+        if h.changed:  # set by search (`freshness.mark`)
+            title += f" · {render.changed_note(h.changed)}"
+        parts.append((h.start_time, key, last, title, h.text))
     if ending and not any(_holds(h.text, ending) for h in shown):
         parts.append(("\uffff", end_key, end_key, "How it ended", ending))
     body = _in_order(parts)

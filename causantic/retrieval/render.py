@@ -113,12 +113,16 @@ def header(hit: Hit, index: int | None = None) -> str:
     why = ["+".join(hit.sources)] if hit.sources else []
     if hit.seed:
         why.append("◆ matched")
-    changed = hit.changed
-    if changed:
-        names = [p.rstrip("/").rsplit("/", 1)[-1] for p in changed[:CHANGED_NAMED]]
-        more = f" (+{len(changed) - CHANGED_NAMED})" if len(changed) > CHANGED_NAMED else ""
-        why.append(f"files changed since: {', '.join(names)}{more}")
+    if hit.changed:
+        why.append(changed_note(hit.changed))
     return label(hit.project, hit.session_id, hit.agent_id, hit.start_time, *why, index=index)
+
+
+def changed_note(paths: Sequence[str]) -> str:
+    """``files changed since: a.py, b.py (+2)``: a result's files changed on disk since."""
+    names = [p.rstrip("/").rsplit("/", 1)[-1] for p in paths[:CHANGED_NAMED]]
+    more = f" (+{len(paths) - CHANGED_NAMED})" if len(paths) > CHANGED_NAMED else ""
+    return f"files changed since: {', '.join(names)}{more}"
 
 
 def label(project: str, session_id: str, agent_id: str, start_time: str, *more: str,
