@@ -8,8 +8,8 @@ and the JSON as ``changed_since``), so the reader checks the file before relying
 Files that no longer exist, paths that were redacted or are relative, and transcripts from
 another machine say nothing: only a file that is there and newer is named.
 
-Pure Python (a regular expression and a few `os.stat` calls per answer): hooks render through
-`render`, and this costs well under a millisecond for an answer's results.
+Pure Python and cheap: a regular expression over each result's stored text and a `os.stat`
+per file it names, well under a millisecond for an answer's results.
 """
 
 from __future__ import annotations
