@@ -14,6 +14,8 @@ from causantic import cli
 from causantic.errors import UsageError
 from causantic.ingest.chunking import approx_tokens
 from causantic.retrieval.reconstruct import briefing, reconstruct
+from causantic.retrieval.search import search
+from causantic.store import open_store
 
 from .conftest import PYTHON, REPO
 
@@ -260,6 +262,27 @@ def test_a_question_shows_how_the_session_started_the_matching_turn_and_how_it_e
     assert "turns left out]" in text  # the gaps between the parts are marked
     assert result.results and {h.session_id[:8] for h in result.results} == {"062a8bdd"}
     assert approx_tokens(text) <= 2000
+
+
+def test_a_question_names_the_other_sessions_search_matched(shared_db: Path):
+    """When reconstruct chooses the session, the header names the next sessions search's best
+    matches are in (with their day and title), so a wrong choice is one question away; a
+    session that was asked for names none."""
+    query = "fix the failing integration test"  # several sessions did
+    with open_store(shared_db, readonly=True) as store:
+        best = [h.session_id for h in search(store, query, project="cli", limit=10,
+                                             max_tokens=10**6, answers=False).results]
+        result = reconstruct(store, "cli", query=query, max_tokens=2000)
+        assert result.sessions
+        chosen = result.sessions[0]
+        asked = reconstruct(store, "cli", query=query, session=chosen[:8], max_tokens=2000)
+    others = [s for s in dict.fromkeys(best) if s != chosen][:2]
+    assert others, best
+    line = next(x for x in result.text.splitlines() if x.startswith("Also matching: "))
+    assert [part[:8] for part in line[len("Also matching: "):].split("; ")] == \
+        [s[:8] for s in others]
+    assert line.endswith("(ask with a session id for one of them)")
+    assert "Also matching" not in asked.text
 
 
 def test_an_outcome_question_shows_the_sessions_end_once_and_last(shared_db: Path):

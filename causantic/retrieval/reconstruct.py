@@ -63,6 +63,9 @@ OPENING_SHARE = 0.1
 ENDING_SHARE = 0.1
 #: ... and how deep search's list is read for the matches inside the chosen session.
 ABOUT_DEPTH = 40
+#: A question's answer names up to this many other sessions among search's first `ALSO_DEPTH`.
+ALSO_SHOWN = 2
+ALSO_DEPTH = 10
 _ABOUT_MODE = "about"
 #: A part of an answer about a question: (when, its first turn, its last turn, title, text).
 _Part = tuple[str, tuple[str, str, int], tuple[str, str, int], str, str]
@@ -536,7 +539,11 @@ def _about(db: apsw.Connection | Store, sel: _Selection, query: str, limit: int,
         return _result(query, _ABOUT_MODE, [], render.cap(text, limit), started)
     matches = [h for h in hits if h.session_id == sid]
     terms = compaction.terms_of(query)
-    head = _about_header(conn, sel.project, sid, query, found.notice, chosen=not sel.session)
+    # Other sessions among search's best, when it chose: its choice may be the wrong one.
+    others = [] if sel.session else [
+        s for s in dict.fromkeys(h.session_id for h in hits[:ALSO_DEPTH]) if s != sid][:ALSO_SHOWN]
+    head = _about_header(conn, sel.project, sid, query, found.notice, chosen=not sel.session,
+                         others=others)
     opening = _opening(conn, sid, int(limit * OPENING_SHARE))
     end_key, ending = _ending(conn, sid, terms, int(limit * ENDING_SHARE))
     # The best match shows what came next when the question asks so, and a sub-agent's best
@@ -592,9 +599,9 @@ def _in_range(hit: Hit, sel: _Selection) -> bool:
 
 
 def _about_header(conn: apsw.Connection, project: str, sid: str, query: str,
-                  notice: str | None, chosen: bool) -> str:
+                  notice: str | None, chosen: bool, others: Sequence[str] = ()) -> str:
     """The answer's title: the session, and why it is the one (`chosen`: search's best match
-    is in it; else it was named)."""
+    is in it; else it was named), then the ``others`` search also matched (`_also_matching`)."""
     first, last, branch, title = timeline.session_span(conn, sid)
     span = f"{short_time(first or '')} – {_same_day(first, last)} UTC"
     extra = f", branch {branch}" if branch else ""
@@ -602,7 +609,20 @@ def _about_header(conn: apsw.Connection, project: str, sid: str, query: str,
     why = "where it matches best" if chosen else "as asked"
     head = (f'# Session {sid[:8]} of project {project} ({span}{extra}): '
             f'"{render.quote_query(query)}", {why}{named}')
+    if others:
+        head += "\n" + _also_matching(conn, others)
     return f"{notice}\n{head}" if notice else head
+
+
+def _also_matching(conn: apsw.Connection, sessions: Sequence[str]) -> str:
+    """The line naming other sessions search matched, each with its day and title: when the
+    chosen session is the wrong one, the right one is a question with its id away."""
+    named = []
+    for sid in sessions:
+        first, _, _, title = timeline.session_span(conn, sid)
+        about = f', "{clip_line(title, 60)}"' if title else ""
+        named.append(f"{sid[:8]} ({(first or '')[:10]}{about})")
+    return f"Also matching: {'; '.join(named)} (ask with a session id for one of them)"
 
 
 def _opening(conn: apsw.Connection, sid: str, room: int) -> tuple[tuple[str, str, int], str]:
