@@ -14,7 +14,7 @@ them afterwards, from their first `TOKEN_WINDOWS` windows (`store.vectors.write_
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -142,13 +142,9 @@ def embed_pending(
     for i in range(0, len(todo), batch_size):
         assert embedder is not None
         batch = todo[i : i + batch_size]
-        texts = vec_store.chunk_texts(conn, [p.rowid for p in batch])
         items = []
-        for p in batch:
-            current = texts.get(p.rowid)
-            if current is None or current[0] != p.chunk_id:
-                continue  # deleted or replaced since listed
-            windows, tokens = embedder.embed_windows_and_tokens(current[1])
+        for p, text in _still_current(conn, batch):
+            windows, tokens = embedder.embed_windows_and_tokens(text)
             items.append(vec_store.EmbeddedChunk(p.rowid, p.chunk_id, p.project, windows,
                                                  vector_index.sign_bits(tokens).tobytes()))
         stored = vec_store.write_vectors(conn, items, embedder.model_id)
@@ -177,17 +173,23 @@ def _give_tokens(conn: apsw.Connection, embedder: Embedder,
 
     stored = 0
     for i in range(0, len(chunks), batch_size):
-        batch = chunks[i : i + batch_size]
-        texts = vec_store.chunk_texts(conn, [c.rowid for c in batch])
         items = []
-        for chunk in batch:
-            current = texts.get(chunk.rowid)
-            if current is None or current[0] != chunk.chunk_id:
-                continue  # deleted or replaced since listed
-            tokens = embedder.embed_windows_and_tokens(current[1], TOKEN_WINDOWS)[1]
+        for chunk, text in _still_current(conn, chunks[i : i + batch_size]):
+            tokens = embedder.embed_windows_and_tokens(text, TOKEN_WINDOWS)[1]
             items.append((chunk, vector_index.sign_bits(tokens).tobytes()))
         stored += vec_store.write_token_bits(conn, items, embedder.model_id)
     return stored
+
+
+def _still_current(conn: apsw.Connection, batch: Sequence[vec_store.PendingChunk]
+                   ) -> Iterator[tuple[vec_store.PendingChunk, str]]:
+    """The batch's chunks still stored as they were listed, with their text (one query);
+    a chunk deleted or replaced since is left out."""
+    texts = vec_store.chunk_texts(conn, [p.rowid for p in batch])
+    for p in batch:
+        current = texts.get(p.rowid)
+        if current is not None and current[0] == p.chunk_id:
+            yield p, current[1]
 
 
 def summary(report: EmbedReport) -> str:
