@@ -610,6 +610,7 @@ def _render_chain(
     """
 
     limit = char_limit(max_tokens, max_chars)
+    # search marked its own results (the seed, other matches); the chain's other chunks are new
     walk_order, following = freshness.mark(walk_order), freshness.mark(following)
     lead = (f"{notice}\n" if notice else "") + _title(query, direction, walk_order) + "\n\n"
     # The title's counts may grow by a few digits; a small budget goes to the chain whole.
@@ -713,7 +714,6 @@ def _other_matches(conn: apsw.Connection, query: str, text: str, shown: list[Hit
     rest = [h for h in found if h.chunk_id not in inside]
     if not rest:
         return text, []
-    rest = freshness.mark(rest)  # from the stored texts, before units replace them
     # A unit shows its turn's other messages, so it may repeat what the chain (or an earlier
     # match) shows: those paragraphs are left out, and a match with nothing new is skipped.
     # Units past the room are never shown: stop once it is filled.
@@ -755,7 +755,6 @@ def _fallback(
     lead = (f"{notice}\n" if notice else "") + line
     limit = char_limit(max_tokens, max_chars)
 
-    hits = freshness.mark(hits)  # from the stored texts, before units replace them
     hits = [h.replace(text=text) for h, text in units(store.conn, hits, query)]
     items, used = render.fit(
         [(render.header(h, i + 1), h.text) for i, h in enumerate(hits)],
