@@ -335,6 +335,17 @@ def test_compact_keeps_a_failed_tool_calls_message():
     assert "On branch main" not in out
 
 
+def test_compact_keeps_the_note_that_the_user_stopped_a_tool_run():
+    """A turn stopped while a tool ran stores the note after the tool's output: cutting the
+    output must not cut the note (it is how that work ended), as the session in the shared
+    transcripts that ended during a WebFetch shows."""
+    text = ("[Result:WebFetch]\n# Scroll Issues in xterm.js\n\n" + "prose\n" * 40
+            + "\n[interrupted by user]")
+    out = compaction.compact(text)
+    assert out.endswith("\n\n[interrupted by user]") and "prose" not in out
+    assert compaction.compact("[Tool:Bash] ls\n\n[Result:Bash]\na\nb") == "[Tools] Bash ls"
+
+
 #: A chat between two people, one message a record (as bench.locomo converts LoCoMo): each
 #: turn is a message and its reply, so the question "what inspired it?" ends one turn and its
 #: answer opens the next.

@@ -7,7 +7,8 @@ followed by at most a few lines of their output: error lines and lines holding t
 words (`holds`), and before them the line `git commit` prints for each commit made ("[branch
 sha] subject": what came out of the work, `COMMIT_LINES`); what the user said inside a tool
 result (answers to the assistant's questions, why they rejected a tool call: `user_words`) is
-kept as their text. The stored text stays whole; this is rendering only
+kept as their text; a note that the user stopped the run (``[interrupted by user]``) is kept
+after it. The stored text stays whole; this is rendering only
 (`causantic.retrieval.answer` builds answer units from it). Pure Python: hooks render through
 it.
 """
@@ -23,6 +24,9 @@ from causantic.tokens import clip
 #: Where a block starts inside a chunk's text.
 _BLOCK_RE = re.compile(r"\n\n(?=\[(?:User|Assistant|Tool:|Result:|Summary|Command|…continued))")
 _TOOL_RE = re.compile(r"^\[Tool:([^\]]+)\] ?(.*)$")
+#: How a stored turn says the user stopped it (the transcript's note; it ends the text of the
+#: block before it, a tool result's too).
+INTERRUPTED = "[interrupted by user]"
 #: An error word on its own or at the end of a snake_case name (Claude Code wraps a failed tool
 #: call's message in ``<tool_use_error>``).
 _ERROR_RE = re.compile(r"(?:\b|(?<=_))(error|fail(ed|ure|s)?|panic|exception|traceback|fatal|denied|"
@@ -158,7 +162,9 @@ def _tools(run: Sequence[str], terms: Sequence[str]) -> str:
     line = "; ".join(dict.fromkeys(calls))
     line = f"[Tools] {_line(line, TOOLS_LINE_CHARS)}" if line else "[Tools]"
     shown = dict.fromkeys([*list(dict.fromkeys(commits))[:COMMIT_LINES], *kept])
-    return "\n\n".join(["\n".join([line, *shown]), *said])
+    # The user stopping the work is what came of it: the note survives the cut output.
+    stopped = [INTERRUPTED] if run[-1].rstrip().endswith(INTERRUPTED) else []
+    return "\n\n".join(["\n".join([line, *shown]), *said, *stopped])
 
 
 #: How Claude Code words a tool result that carries the user's own words: the answers to
