@@ -29,7 +29,9 @@ redaction, every chunk embedded; `bench.search_quality.build_db`):
   hybrid (for recall/predict the mode is the seed search's);
 * ``reconstruct/<mode>``: what a user does for "what came out of the session where ...":
   ``reconstruct QUESTION --project <best match's project>`` (the session is that of its own
-  hybrid search's best match: the mode only picks the project and ranks ``strict@5``);
+  hybrid search's best match: the mode only picks the project and ranks ``strict@5``; its
+  text counts for that session, except the other sessions' matches after it, each under a
+  result header naming its own session, as in search's answers);
 * baselines over single conversation turns (one document per user prompt and everything
   until the next one, per stream): ``bm25-turns`` (Okapi BM25), ``minilm-turns`` (MiniLM,
   a turn scores its best 256-word-piece window, up to 16 windows), ``hybrid-turns``
@@ -192,11 +194,14 @@ def blocks(text: str) -> list[tuple[str, str]]:
 
 
 def evidence_shown(text: str, q: Question, whole_session: str | None = None) -> bool:
-    """Whether an evidence string lies inside a block of `text` from the answering session."""
-    if whole_session is not None:
-        parts = [text] if whole_session == q.session else []
-    else:
-        parts = [b for sid, b in blocks(text) if q.session.startswith(sid)]
+    """Whether an evidence string lies inside a block of `text` from the answering session;
+    with ``whole_session`` (reconstruct), the text before the first result block is that
+    session's."""
+    marked = blocks(text)
+    parts = [b for sid, b in marked if q.session.startswith(sid)]
+    if whole_session == q.session:  # the text before any result block is that session's
+        first = _HEADER_RE.search(text)
+        parts.append(text[: first.start()] if first else text)
     if not parts:
         return False
     body = norm("\n".join(parts))

@@ -13,7 +13,7 @@ import pytest
 from causantic import cli
 from causantic.errors import UsageError
 from causantic.ingest.chunking import approx_tokens
-from causantic.retrieval.reconstruct import briefing, reconstruct
+from causantic.retrieval.reconstruct import ELSEWHERE, briefing, reconstruct
 from causantic.retrieval.search import search
 from causantic.store import open_store
 
@@ -283,6 +283,33 @@ def test_a_question_names_the_other_sessions_search_matched(shared_db: Path):
         [s[:8] for s in others]
     assert line.endswith("(ask with a session id for one of them)")
     assert "Also matching" not in asked.text
+
+
+def test_the_budget_the_chosen_session_leaves_shows_the_other_sessions_matches(
+        shared_db: Path):
+    """A chosen session's matches rarely fill a large budget; the rest shows search's matches
+    in other sessions, as search renders them (a header naming each one's session), and JSON
+    lists them in `other_matches` (`results` stays the chosen session's). An asked-for
+    session, or a budget the session fills, shows none."""
+    query = "fix the failing integration test"
+    with open_store(shared_db, readonly=True) as store:
+        wide = reconstruct(store, "cli", query=query, max_tokens=6000)
+        assert wide.sessions
+        chosen = wide.sessions[0]
+        asked = reconstruct(store, "cli", query=query, session=chosen[:8], max_tokens=6000)
+        tight = reconstruct(store, "cli", query=query, max_tokens=600)
+    own, sep, rest = wide.text.partition(f"\n\n---\n\n{ELSEWHERE}\n\n")
+    assert sep and f"# Session {chosen[:8]} of project cli" in own
+    headers = [x for x in rest.splitlines() if x.startswith("[") and " · session " in x]
+    assert headers and headers[0].startswith("[1] cli · session ")
+    sessions = [x.split(" · session ")[1][:8] for x in headers]
+    assert chosen[:8] not in sessions
+    assert sessions == [h.session_id[:8] for h in wide.others]
+    assert {h.session_id for h in wide.results} == {chosen}
+    assert wide.as_dict()["other_matches"]
+    assert approx_tokens(wide.text) <= 6000
+    assert ELSEWHERE not in asked.text and not asked.others
+    assert ELSEWHERE not in tight.text and not tight.others
 
 
 def test_an_outcome_question_shows_the_sessions_end_once_and_last(shared_db: Path):

@@ -19,7 +19,10 @@
   user interrupted before any answer with the next turn's answer, `_answered`), and how it
   ended (its main stream's last assistant message, `answer.ending`). The opening and the
   ending take at most `OPENING_SHARE` and `ENDING_SHARE` of the budget; the matches the rest.
-  `mode` does not apply.
+  When search chose the session, the header names the other sessions among its best matches
+  (`_also_matching`), and the budget the chosen session leaves shows their matches as search
+  renders them, under `ELSEWHERE` (`Answer.others`): that choice is wrong for about a third
+  of questions. `mode` does not apply.
 
 Selection (all given filters apply together): `session` (a prefix of at least 8 characters),
 `previous_session` (the session before the newest one, or before `current_session`),
@@ -50,7 +53,7 @@ from causantic.retrieval.render import Answer, Hit, short_time
 from causantic.store import timeline
 from causantic.store.projects import has_chunks
 from causantic.timestamps import days_ago, iso_utc, parse_when
-from causantic.tokens import approx_tokens, char_limit, clip_line
+from causantic.tokens import approx_tokens, char_limit, clip_line, tokens_for_chars
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing on the hook path
 if TYPE_CHECKING:
@@ -66,6 +69,9 @@ ABOUT_DEPTH = 40
 #: A question's answer names up to this many other sessions among search's first `ALSO_DEPTH`.
 ALSO_SHOWN = 2
 ALSO_DEPTH = 10
+#: The title above the other sessions' matches (`_elsewhere`), and the least room for them.
+ELSEWHERE = "Other sessions that match (ask with a session id for one of them):"
+_MIN_ELSEWHERE_CHARS = 600
 _ABOUT_MODE = "about"
 #: A part of an answer about a question: (when, its first turn, its last turn, title, text).
 _Part = tuple[str, tuple[str, str, int], tuple[str, str, int], str, str]
@@ -74,7 +80,6 @@ _REBUILD_MIN = 3 * _MIN_SHORTENED
 _GAP = "\n\n[…]\n\n"
 #: What a part adds to its text: its title line and the gap before it, about.
 _PART_CHARS = 60
-_INTERRUPTED = "[interrupted by user]"
 _TODO_MARKS = {"completed": "x", "in_progress": "~"}
 
 
@@ -580,8 +585,35 @@ def _about(db: apsw.Connection | Store, sel: _Selection, query: str, limit: int,
         why = ("Its matching turns do not fit this budget" if matches
                else "No turn of this session matches the question")
         body = f"({why}; its start and end:)\n\n" + body
-    text = render.cap(f"{head}\n\n{body}", limit)
-    return _result(query, _ABOUT_MODE, shown, text, started, truncated, (sid,))
+    text = f"{head}\n\n{body}"
+    # When search chose the session, the budget its matches leave shows the other sessions'.
+    more, elsewhere = ("", []) if sel.session else _elsewhere(conn, hits, sid, query,
+                                                               limit - len(text))
+    text = render.cap(text + more, limit)
+    return _result(query, _ABOUT_MODE, shown, text, started, truncated, (sid,), elsewhere)
+
+
+def _elsewhere(conn: apsw.Connection, hits: list[Hit], sid: str, query: str, room: int
+               ) -> tuple[str, list[Hit]]:
+    """Search's matches in other sessions, as search shows them (answer units, best first),
+    in the ``room`` characters the chosen session left; their text and the units shown.
+
+    The chosen session is search's best match's, and that choice is wrong for about a third
+    of questions; when its own matches run out, the rest of the budget shows where else the
+    answer may be (a session id away from a full answer)."""
+    # deferred: see _about
+    from causantic.retrieval import answer
+
+    room -= len(render.SEPARATOR) + len(ELSEWHERE) + 2
+    rest = [h for h in hits if h.session_id != sid]
+    if room < _MIN_ELSEWHERE_CHARS or not rest:
+        return "", []
+    units = answer.fill(conn, rest, query, room)
+    items, used = render.fit([(render.header(h, i + 1), h.text) for i, h in enumerate(units)],
+                             tokens_for_chars(room), room)
+    if not items:
+        return "", []
+    return f"{render.SEPARATOR}{ELSEWHERE}\n\n{render.join(items)}", units[:used]
 
 
 def _as_store(db: apsw.Connection | Store) -> Store:
@@ -700,9 +732,10 @@ def _answered(conn: apsw.Connection, units: list[Hit], terms: Sequence[str]
     so grown, that next turn and the unit's text without it (for when the next turn's own
     unit is shown too). Only such units cost queries."""
     # deferred: see _about
-    from causantic.retrieval import answer
+    from causantic.retrieval import answer, compaction
 
-    cut = {h.chunk_id for h in units if _INTERRUPTED in h.text and not answer.last_said([h.text])
+    cut = {h.chunk_id for h in units
+           if compaction.INTERRUPTED in h.text and not answer.last_said([h.text])
            and not answer.shows_next_turn(h.text)}
     if not cut:
         return units, {}
@@ -792,6 +825,8 @@ def _result(
     started: float,
     truncated: bool = False,
     sessions: tuple[str, ...] = (),
+    others: list[Hit] | None = None,
 ) -> Answer:
     return Answer(words, mode, hits, text, approx_tokens(text),
-                  (time.perf_counter() - started) * 1000, truncated=truncated, sessions=sessions)
+                  (time.perf_counter() - started) * 1000, others=others, truncated=truncated,
+                  sessions=sessions)

@@ -27,7 +27,7 @@ class Answer(Record):
     shows in their order, `tokens` its approximate size, `notice` a line on a degraded
     answer. Recall/predict set `direction` (their results carry `seed` in JSON), `score` and
     `others` (search's other matches after the chain); reconstruct sets `truncated` and
-    `sessions`; search and recall may carry `lessons` (`causantic.retrieval.lessons.attach`,
+    `sessions` (and, for a question, `others`: other sessions' matches); search and recall may carry `lessons` (`causantic.retrieval.lessons.attach`,
     which leaves `tokens` as it was). `as_dict` is the JSON contract of DESIGN.md section 4; fields an answer does
     not have (None) stay out of it. A `Record`: reconstruct is on the session-start hook path.
     """
@@ -43,7 +43,8 @@ class Answer(Record):
     notice: str | None
     direction: str | None  # recall/predict: "backward" | "forward"
     score: float  # recall/predict: the chosen chain's score (0 for fallbacks)
-    others: list[Hit]  # recall/predict: search's other matches after the chain
+    others: list[Hit]  # recall/predict: search's other matches after the chain; reconstruct
+    #                    with a question: the other sessions' matches after the chosen one's
     truncated: bool | None  # reconstruct: older chunks left out for the budget
     sessions: tuple[str, ...] | None  # reconstruct: the sessions it covers
     lessons: list[dict[str, object]] | None  # lessons from past errors shown after the text
