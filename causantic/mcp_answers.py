@@ -497,7 +497,7 @@ ANSWERS_JSON = r'''{
         }
        ],
        "default": null,
-       "description": "A question about a session (\"what came out of the session where we ...\"): answers it from the session of the best match (or session_id): how it started, the matching turns, how it ended. mode does not apply.",
+       "description": "A question about a session (\"what came out of the session where we ...\"): answers it from the session of the best match (or session_id): how it started, the matching turns, how it ended, and (when it chose the session) other sessions' matches in the budget left. mode does not apply.",
        "title": "Query"
       },
       "session_id": {
@@ -1360,7 +1360,7 @@ ANSWERS_JSON = r'''{
         }
        ],
        "default": null,
-       "description": "A question about a session (\"what came out of the session where we ...\"): answers it from the session of the best match (or session_id): how it started, the matching turns, how it ended. mode does not apply.",
+       "description": "A question about a session (\"what came out of the session where we ...\"): answers it from the session of the best match (or session_id): how it started, the matching turns, how it ended, and (when it chose the session) other sessions' matches in the budget left. mode does not apply.",
        "title": "Query"
       },
       "session_id": {
@@ -2223,7 +2223,7 @@ ANSWERS_JSON = r'''{
         }
        ],
        "default": null,
-       "description": "A question about a session (\"what came out of the session where we ...\"): answers it from the session of the best match (or session_id): how it started, the matching turns, how it ended. mode does not apply.",
+       "description": "A question about a session (\"what came out of the session where we ...\"): answers it from the session of the best match (or session_id): how it started, the matching turns, how it ended, and (when it chose the session) other sessions' matches in the budget left. mode does not apply.",
        "title": "Query"
       },
       "session_id": {
@@ -3086,7 +3086,7 @@ ANSWERS_JSON = r'''{
         }
        ],
        "default": null,
-       "description": "A question about a session (\"what came out of the session where we ...\"): answers it from the session of the best match (or session_id): how it started, the matching turns, how it ended. mode does not apply.",
+       "description": "A question about a session (\"what came out of the session where we ...\"): answers it from the session of the best match (or session_id): how it started, the matching turns, how it ended, and (when it chose the session) other sessions' matches in the budget left. mode does not apply.",
        "title": "Query"
       },
       "session_id": {
@@ -3957,7 +3957,7 @@ ANSWERS_JSON = r'''{
         }
        ],
        "default": null,
-       "description": "A question about a session (\"what came out of the session where we ...\"): answers it from the session of the best match (or session_id): how it started, the matching turns, how it ended. mode does not apply.",
+       "description": "A question about a session (\"what came out of the session where we ...\"): answers it from the session of the best match (or session_id): how it started, the matching turns, how it ended, and (when it chose the session) other sessions' matches in the budget left. mode does not apply.",
        "title": "Query"
       },
       "session_id": {

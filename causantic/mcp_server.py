@@ -164,7 +164,8 @@ def build_server(settings: Settings) -> MCPServer:
             str | None, Field(description="A question about a session (\"what came out of the "
                               "session where we ...\"): answers it from the session of the best "
                               "match (or session_id): how it started, the matching turns, how it "
-                              "ended. mode does not apply.")
+                              "ended, and (when it chose the session) other sessions' matches in "
+                              "the budget left. mode does not apply.")
         ] = None,
         max_tokens: MaxTokens = None,
     ) -> str:
