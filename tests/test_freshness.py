@@ -43,8 +43,9 @@ def test_only_files_that_exist_and_are_newer_than_the_chunk_count(tmp_path: Path
     assert freshness.changed_since(paths, "not a time") == []
 
 
-def _transcript(folder: Path, edited: list[Path]) -> Path:
-    """A session whose assistant edits ``edited`` while fixing the retry backoff."""
+def _transcript(folder: Path, edited: list[Path], reads: int = 0) -> Path:
+    """A session whose assistant edits ``edited`` while fixing the retry backoff (after
+    reading ``reads`` files: a few put the edits in a later chunk of the turn)."""
     sid = str(uuid.uuid4())
     lines, parent = [], None
 
@@ -61,6 +62,14 @@ def _transcript(folder: Path, edited: list[Path]) -> Path:
     add("assistant", 0, {"role": "assistant", "content": [{
         "type": "text", "text": "It retries at once: the delay before a retry is always 0."}]})
     add("user", 1, {"role": "user", "content": "the retry backoff in the worker never waits; fix it"})
+    for n in range(reads):
+        add("assistant", 1, {"role": "assistant", "content": [{
+            "type": "tool_use", "id": f"toolu_read{n}", "name": "Read",
+            "input": {"file_path": str(folder / f"schedule_{n}.py")}}]})
+        add("user", 1, {"role": "user", "content": [{
+            "tool_use_id": f"toolu_read{n}", "type": "tool_result",
+            "content": "\n".join(f"{i:5d}  entry_{n}_{i} = schedule(slot={i}, every={i * 7})"
+                                 for i in range(40))}]})
     for i, path in enumerate(edited):
         tool_id = f"toolu_{i:024d}"
         add("assistant", 2, {"role": "assistant", "content": [{
@@ -99,3 +108,26 @@ def test_search_and_recall_name_the_files_changed_since(tmp_path: Path):
     os.utime(worker, (_epoch(EDITED_AT), _epoch(EDITED_AT)))
     with open_store(db, readonly=True) as store:
         assert "changed since" not in search(store, "retry backoff worker", mode="keyword").text
+
+
+def test_a_match_on_the_prompt_names_the_files_its_turn_edited_later(tmp_path: Path):
+    """A result is its turn's answer: a match on the prompt chunk names the files the turn's
+    later chunks edited, in search and in reconstruct's matching turns alike."""
+    worker, util = tmp_path / "worker.py", tmp_path / "util.py"
+    for path, when in ((worker, _epoch(EDITED_AT) + 86400), (util, _epoch(EDITED_AT))):
+        path.write_text("delay = 2 ** attempt\n")
+        os.utime(path, (when, when))
+    db = tmp_path / "memory.db"
+    ingest(db, _transcript(tmp_path, [worker, util], reads=8))
+    query = "retry backoff worker never waits"
+    with open_store(db, readonly=True) as store:
+        chunks = store.conn.execute(
+            "SELECT text FROM chunks WHERE turn = 1 ORDER BY offset, part").fetchall()
+        found = search(store, query, mode="keyword")
+        about = reconstruct(store, None, session=found.results[0].session_id[:8], query=query)
+    prompt_chunk = next(t for (t,) in chunks if "never waits" in t)
+    assert len(chunks) > 1 and "[Tool:Edit]" not in prompt_chunk  # the edits came later
+    best = found.results[0]
+    assert "never waits" in best.text and best.changed == (str(worker),), found.text
+    assert " · files changed since: worker.py" in found.text.splitlines()[2]
+    assert "· files changed since: worker.py" in about.text

@@ -47,6 +47,7 @@ from collections.abc import Sequence
 
 import apsw
 
+from causantic.retrieval import freshness
 from causantic.retrieval.compaction import (
     ASSISTANT_CHARS,
     blocks_of,
@@ -536,7 +537,7 @@ def units(conn: apsw.Connection, hits: Sequence[Hit], query: str,
                      else extract(following, following[0][0], terms, FOLLOW_CHARS))
             text += _after(title) + after
             seen.add(then)
-        out.append((h, text))
+        out.append((freshness.with_turn(h, (t for _, t in turn)), text))
     return out
 
 

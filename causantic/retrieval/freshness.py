@@ -2,7 +2,9 @@
 
 A result quotes past work. When a file that work edited (a ``[Tool:Edit]``, ``MultiEdit``,
 ``Write`` or ``NotebookEdit`` call in the chunk's stored text, by absolute path) has been
-modified after the chunk ended, the code it describes may have moved on: the result's header
+modified after the chunk ended, the code it describes may have moved on. A result shown as its
+answer unit counts the edits of every chunk of its turn (`with_turn`), so a match on the
+prompt names the files the turn's later chunks edited: the result's header
 says so (`Hit.changed`, which `render.header` shows as ``files changed since: settings.go``
 and the JSON as ``changed_since``), so the reader checks the file before relying on it.
 Files that no longer exist, paths that were redacted or are relative, and transcripts from
@@ -48,6 +50,15 @@ def changed_since(paths: Iterable[str], when: str) -> list[str]:
         except (OSError, ValueError):  # gone, unreadable, or not a path here
             continue
     return out
+
+
+def with_turn(hit: Hit, turn_texts: Iterable[str]) -> Hit:
+    """The hit, `Hit.changed` also naming the files its turn's chunks (``turn_texts``)
+    edited that have changed since: a hit shown as its answer unit shows its turn's work.
+    Every chunk of a turn ends when the turn does, so the hit's end is theirs."""
+    paths = [p for text in turn_texts for p in edited_paths(text) if p not in hit.changed]
+    newer = changed_since(dict.fromkeys(paths), hit.end_time) if paths else []
+    return hit.replace(changed=hit.changed + tuple(newer)) if newer else hit
 
 
 def mark(hits: Iterable[Hit]) -> list[Hit]:
