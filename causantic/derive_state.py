@@ -35,7 +35,7 @@ from __future__ import annotations
 import json
 import re
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
 import apsw
 
@@ -241,6 +241,64 @@ class _Call:
         self.index = index  # position in the session's event order
 
 
+class SessionReader:
+    """A session's chunks read back block by block, each tool result paired with its call.
+
+    Blocks are numbered in reading order across the session's chunks (`index`). A stream's
+    (agent id's) results follow its calls in call order, so they are matched first in, first
+    out per tool. But an empty output (`git add`, `mix format`) is stored as no result at
+    all; left queued, such a call would take the next result of its tool, and every later
+    error would be told of the command before its own. Chunks ingested since name those calls
+    (their meta's ``silent``, `causantic.ingest.chunking`), which are never queued. For older
+    chunks, a call still waiting when its stream's next round of calls begins (a call after
+    any block that is not one) is taken to have had such an output."""
+
+    __slots__ = ("index", "_pending", "_calling")
+
+    def __init__(self) -> None:
+        self.index = 0
+        self._pending: dict[str, dict[str, deque[_Call]]] = {}
+        self._calling: dict[str, bool] = {}  # stream -> its last block was a call
+
+    def read(self, text: str, agent: str, silent: Iterable[int] = ()
+             ) -> Iterator[tuple[int, str, str, _Call | None, list[_Call]]]:
+        """(index, label, body, call, done) for each block of one chunk's ``text``: ``call``
+        is a ``Tool:`` block's call or the call a ``Result:`` block answers (None when none
+        waits); ``done`` the calls that succeeded with no output, as this block shows
+        (``silent``: the positions among the chunk's calls of those the meta names)."""
+        quiet = set(silent)
+        calls = 0
+        for label, body in read_blocks(text):
+            self.index += 1
+            if label.startswith("Tool:"):
+                tool = label[5:].strip()
+                call = _Call(tool, _subject(tool, body), self.index)
+                done = self._call(agent, call, answered=calls in quiet)
+                calls += 1
+                yield self.index, label, body, call, done
+            elif label.startswith("Result:"):
+                self._calling[agent] = False
+                queue = self._pending.get(agent, {}).get(label[7:].removesuffix(" error").strip())
+                yield self.index, label, body, queue.popleft() if queue else None, []
+            else:
+                self._calling[agent] = False
+                yield self.index, label, body, None, []
+
+    def _call(self, agent: str, call: _Call, answered: bool) -> list[_Call]:
+        """Queue ``call`` unless ``answered``; the calls now known to have had no output."""
+        queues = self._pending.setdefault(agent, {})
+        done: list[_Call] = []
+        if not self._calling.get(agent):  # a new round: the last one's waiting calls are done
+            done = sorted((c for q in queues.values() for c in q), key=lambda c: c.index)
+            queues.clear()
+        self._calling[agent] = True
+        if answered:
+            done.append(call)
+        else:
+            queues.setdefault(call.tool, deque()).append(call)
+        return done
+
+
 class _Events:
     """Tool calls, results and assistant texts of a session in order."""
 
@@ -275,8 +333,7 @@ def compute_state(conn: apsw.Connection, session_id: str) -> SessionState | None
     last_request = last_request_time = ""
     last_turn_start = 0
     events = _Events()
-    pending: dict[str, deque[_Call]] = {}
-    index = 0
+    reader = SessionReader()
     metas = [_json(r[5]) for r in rows]
     for i, (_cid, agent, kind, start, _end, _meta, text) in enumerate(rows):
         meta = metas[i]
@@ -295,11 +352,12 @@ def compute_state(conn: apsw.Connection, session_id: str) -> SessionState | None
             if meta.get("branch"):
                 branch = meta["branch"]
             if isinstance(meta.get("todos"), list):
-                todos, todos_at = list(meta["todos"]), index + 1
+                todos, todos_at = list(meta["todos"]), reader.index + 1
             if meta.get("prompt") and kind != "summary":
                 last_request, last_request_time = meta["prompt"], start
                 last_turn_start = i
-        index = _scan_text(text, agent, start, events, pending, index)
+        _scan_text(text, agent, start, events, reader, meta.get("silent", ()))
+    events.calls.sort(key=lambda c: c[0])  # silent calls are added when their round ends
     tasks_at, tasks = events.task_lists[-1] if events.task_lists else (-1, {})
     if tasks and tasks_at > todos_at:
         todos = [t for t in tasks.values() if t.get("status") != "deleted"]
@@ -337,42 +395,26 @@ def compute_state(conn: apsw.Connection, session_id: str) -> SessionState | None
     )
 
 
-def _scan_text(
-    text: str,
-    agent: str,
-    time: str,
-    events: _Events,
-    pending: dict[str, deque[_Call]],
-    index: int,
-) -> int:
-    """Append one chunk's tool calls, results and assistant texts to `events`."""
-    blocks = read_blocks(text)
-    for label, body in blocks:
-        index += 1
-        if label == "Assistant":
-            events.texts.append((index, body))
-        elif label.startswith("Tool:"):
-            tool = label[5:].strip()
-            subject = _subject(tool, body)
-            pending.setdefault(f"{agent}\x1f{tool}", deque()).append(_Call(tool, subject, index))
-            if tool == "TaskUpdate":
-                _task_update(body, events, index)
+def _scan_text(text: str, agent: str, time: str, events: _Events, reader: SessionReader,
+               silent: Iterable[int] = ()) -> None:
+    """Append one chunk's tool calls, results and assistant texts to `events`; a call with no
+    output (so no stored result: `SessionReader`) is a success with no text."""
+    for index, label, body, call, done in reader.read(text, agent, silent):
+        events.calls += [(c.index, c.tool, c.subject, True, "") for c in done]
+        if label == "Tool:TaskUpdate":
+            _task_update(body, events, index)
         elif label.startswith("Result:"):
-            name = label[7:].strip()
-            failed = name.endswith(" error")
-            tool = name[: -len(" error")] if failed else name
-            queue = pending.get(f"{agent}\x1f{tool}")
-            call = queue.popleft() if queue else _Call(tool, "", index)
+            failed = label.endswith(" error")
+            tool = label[7:].removesuffix(" error").strip()
+            subject = call.subject if call else ""
             if tool == "TaskCreate" and not failed:
                 _task_created(body, events, index)
-            if failed:
-                if not body.strip().startswith(_NOT_ERRORS):
-                    events.errors.append((index, tool, call.subject, _message(tool, body), time))
-                events.calls.append((index, tool, call.subject, False, body))
-            else:
-                events.calls.append((index, tool, call.subject, True, body))
-    # Calls whose result is in no chunk (still running, or trimmed away) count as done.
-    return index
+            if failed and not body.strip().startswith(_NOT_ERRORS):
+                events.errors.append((index, tool, subject, _message(tool, body), time))
+            events.calls.append((index, tool, subject, not failed, body))
+        elif label == "Assistant":
+            events.texts.append((index, body))
+    # Calls whose result is in no chunk yet (still running) are neither errors nor successes.
 
 
 def _subject(tool: str, body: str) -> str:
@@ -459,14 +501,31 @@ def _resolution(events: _Events, index: int, tool: str, subject: str, message: s
 
 
 def same_command(failed: str, later: str) -> bool:
-    """Whether `later` re-runs `failed`: same program and subcommand, nested arguments."""
+    """Whether `later` re-runs `failed`: same program and subcommand, nested arguments.
+    Chained commands (``&&``, ``||``, ``;``) compare by step: `later` re-runs `failed` when
+    one of its steps re-runs the last step of `failed` (`git add -A && git commit -m x`
+    failed in the commit; `git add a b && git commit -m y` later succeeded)."""
     if failed == later:
         return True
+    tail = _steps(failed)[-1:] or [failed]
+    return any(_same_step(tail[0], step) for step in _steps(later) or [later])
+
+
+def _steps(cmd: str) -> list[str]:
+    """The steps of a chained command, a leading `cd DIR` left out."""
+    return [s for s in _STEP_RE.split(cmd) if s.strip() and not _CD_RE.fullmatch(s.strip())]
+
+
+def _same_step(failed: str, later: str) -> bool:
     a, b = _command_words(failed), _command_words(later)
     if len(a) < 1 or len(b) < 1 or a[:2] != b[:2]:
         return False
     sa, sb = set(a[2:]), set(b[2:])
     return sa <= sb or sb <= sa
+
+
+_STEP_RE = _LazyPattern(r"\s*(?:&&|\|\||;)\s*")
+_CD_RE = _LazyPattern(r"cd\s+\S+")
 
 
 def _command_words(cmd: str) -> list[str]:

@@ -153,11 +153,76 @@ def test_error_resolution_heuristics_and_task_todos(tmp_path: Path):
     assert state.outcome == "Pushed and opened https://github.com/acme/api/pull/42."
 
 
+def _silent_calls_transcript(root: Path) -> str:
+    """Commands with no output (stored with no result at all) before and after failures."""
+    sid = "55555555-aaaa-4bbb-8ccc-000000000005"
+    w = Writer(sid, datetime(2026, 3, 10, 9, 0, tzinfo=UTC))
+    w.user("Commit and push it.")
+    w.tool("Bash", {"command": "git add -A"}, "")
+    w.say("Staged; committing.")
+    w.tool("Bash", {"command": "git commit -m 'Add retries'"},
+           "Pre-commit validation failed:\n\n[FORMAT] Code is not formatted.", is_error=True)
+    w.say("The formatter check failed; formatting.")
+    w.tool("Bash", {"command": "mix format --check-formatted"},
+           "** (Mix) mix format failed due to --check-formatted.", is_error=True)
+    w.tool("Bash", {"command": "mix format"}, "")
+    w.tool("Bash", {"command": "mix format --check-formatted"}, "")
+    w.tool("Bash", {"command": "git push"},
+           "fatal: The current branch main has no upstream branch.", is_error=True)
+    w.tool("Bash", {"command": "git push --set-upstream origin main"},
+           "branch 'main' set up to track 'origin/main'.")
+    w.write(root / "-home-dev-acme-api" / f"{sid}.jsonl")
+    return sid
+
+
+def test_an_error_is_told_of_its_own_command_after_calls_with_no_output(tmp_path: Path):
+    """A call whose output was empty has no stored result. Pairing results with calls first
+    in, first out then told each later error of the command before its own (a commit's
+    pre-commit failure of `git add -A`); a call that got no result before the next round
+    of calls succeeded silently, and counts as such (a later silent check resolves)."""
+    from causantic.lessons.episodes import compute_lessons
+
+    sid = _silent_calls_transcript(tmp_path / "projects")
+    db = tmp_path / "m.db"
+    _ingest(db, tmp_path / "projects")
+    with open_store(db, readonly=True) as store:
+        stored = "\n".join(t for (t,) in store.conn.execute("SELECT text FROM chunks"))
+        store_meta = store.conn.execute("SELECT meta FROM chunks").fetchall()
+        state = compute_state(store.conn, sid)
+        lessons = compute_lessons(store.conn, sid)
+    assert stored.count("[Tool:Bash]") == 7 and stored.count("[Result:Bash") == 4
+    assert '"silent"' in "".join(m for (m,) in store_meta)
+    assert state is not None
+    by_subject = {e.subject: e for e in state.errors}
+    assert set(by_subject) == {"git commit -m 'Add retries'", "mix format --check-formatted",
+                               "git push"}
+    assert by_subject["git commit -m 'Add retries'"].message.startswith("Pre-commit validation")
+    assert "no upstream branch" in by_subject["git push"].message
+    assert "`git push --set-upstream origin main` later succeeded" in by_subject["git push"].how
+    check = by_subject["mix format --check-formatted"]  # `mix format`, silent, fixed it
+    assert check.resolved and check.how == "`mix format` later succeeded"
+    assert {lesson.subject: lesson.resolved for lesson in lessons} == {
+        "git commit -m 'Add retries'": 0, "mix format --check-formatted": 1, "git push": 1}
+    # Chunks stored before ingest named silent calls: a call still waiting when a new round
+    # of calls begins had no output (here `git add -A`, the assistant spoke in between).
+    with apsw.Connection(str(db)) as conn:
+        conn.execute("UPDATE chunks SET meta = json_remove(meta, '$.silent')")
+        old = compute_state(conn, sid)
+    assert old is not None
+    assert "git add -A" not in {e.subject for e in old.errors}
+    assert any(e.subject == "git commit -m 'Add retries'" and "Pre-commit" in e.message
+               for e in old.errors)
+
+
 @pytest.mark.parametrize("failed,later,same", [
     ("go test ./internal/retry -run TestX -count=50", "go test ./internal/retry -count=200", True),
     ("mise run fmt && mise run lint 2>&1", "mise run lint 2>&1", True),
     ("cd api && npm test", "npm test", True),
     ("FOO=1 pytest tests/test_a.py", "pytest tests/test_a.py -x", True),
+    ("git add -A && git commit -m \"$(cat <<'EOF'", "git add a.ex && git commit -m \"$(cat <<'EOF'",
+     True),  # chained: the failed command's last step, re-run as one of the later's steps
+    ("cd api && npm ci && npm test", "npm test -- --ci", True),
+    ("git add -A && git commit", "git add -A", False),
     ("go test ./a", "go test ./b", False),
     ("go test ./a", "go build ./a", False),
     ("npm run lint", "npm run build", False),

@@ -68,6 +68,10 @@ def chunk_turn(
             pieces.append((text, block))
     if not pieces:
         return []
+    # Calls whose result rendered as nothing (an empty output): see `_silent_calls`.
+    rendered = {b.tool_id for _, b in pieces if b.kind == "tool_result"}
+    empty = {b.tool_id for b in turn.blocks
+             if b.kind == "tool_result" and b.tool_id and b.tool_id not in rendered}
     budget_chars = chars_for_tokens(max_tokens)
     groups: list[list[tuple[str, Block]]] = [[]]
     used = 0
@@ -93,6 +97,9 @@ def chunk_turn(
                 counted.add(id(b))
                 redactions += b.redactions
         meta = _meta(turn, [b for _, b in group], part)
+        silent = _silent_calls(group, empty) if empty else []
+        if silent:
+            meta["silent"] = silent
         digest = hashlib.sha256(
             f"{turn.session_id}\x1f{turn.agent_id}\x1f{turn.offset}\x1f{part}\x1f{text}".encode()
         ).hexdigest()[:24]
@@ -241,6 +248,15 @@ def _error_lines(text: str, limit: int) -> list[str]:
             if i != -1 and i < end:
                 found[w] = low.find(w, end)
     return out
+
+
+def _silent_calls(group: list[tuple[str, Block]], empty: set[str]) -> list[int]:
+    """Which of a chunk's tool calls (0-based, in the order their ``[Tool:`` lines appear)
+    had an ``empty`` output. Such a result renders as nothing, so the stored text cannot
+    tell it from a call still waiting; readers that pair results with calls
+    (`causantic.derive_state.CallPairs`) need it to keep the pairs in step."""
+    calls = [b for piece, b in group if b.kind == "tool_use" and piece.startswith("[Tool:")]
+    return [i for i, b in enumerate(calls) if b.tool_id in empty]
 
 
 def _meta(turn: Turn, blocks: list[Block], part: int) -> dict[str, Any]:

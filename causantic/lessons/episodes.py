@@ -17,12 +17,10 @@ caller's transaction: ingest calls it for every session it touched).
 from __future__ import annotations
 
 import json
-from collections import deque
 
 import apsw
 
 from causantic import derive_state as st
-from causantic.blocks import blocks
 from causantic.lessons.signature import Signature, digest, error_line
 from causantic.store import lessons as table
 from causantic.store.lessons import LessonRow
@@ -50,23 +48,22 @@ def session_events(conn: apsw.Connection, session_id: str) -> list[_Event]:
     """Tool results (with the call they answer) and assistant texts of a session, in order."""
     rows = table.event_chunks(conn, session_id)
     events: list[_Event] = []
-    pending: dict[str, deque[str]] = {}
-    index = 0
-    for chunk_id, agent, time, text in rows:
-        for label, body in blocks(text):
-            index += 1
+    reader = st.SessionReader()  # pairs results with calls; a call with no output is done
+    where: dict[int, tuple[str, str]] = {}  # a call's index -> its chunk and time
+    for chunk_id, agent, time, text, meta in rows:
+        for index, label, body, call, done in reader.read(text, agent,
+                                                           st._json(meta).get("silent", ())):
+            if label.startswith("Tool:"):
+                where[index] = (chunk_id, time)
+            events += [_Event(c.index, *where[c.index], c.tool, c.subject) for c in done]
             if label == "Assistant":
                 events.append(_Event(index, chunk_id, time, text=body))
-            elif label.startswith("Tool:"):
-                tool = label[5:].strip()
-                pending.setdefault(f"{agent}\x1f{tool}", deque()).append(st._subject(tool, body))
             elif label.startswith("Result:"):
-                name = label[7:].strip()
-                failed = name.endswith(" error")
-                tool = name[: -len(" error")] if failed else name
-                queue = pending.get(f"{agent}\x1f{tool}")
-                subject = queue.popleft() if queue else ""
-                events.append(_Event(index, chunk_id, time, tool, subject, not failed, body))
+                failed = label.endswith(" error")
+                tool = label[7:].removesuffix(" error").strip()
+                events.append(_Event(index, chunk_id, time, tool, call.subject if call else "",
+                                     not failed, body))
+    events.sort(key=lambda e: e.index)  # a call with no output is known when its round ends
     return events
 
 

@@ -78,14 +78,14 @@ def replace_session(conn: apsw.Connection, session_id: str, rows: list[LessonRow
 
 
 # A named tuple, not a dataclass: the PostToolUse hook may derive lessons (hook path).
-EventChunk = namedtuple("EventChunk", ["id", "agent_id", "start_time", "text"])
+EventChunk = namedtuple("EventChunk", ["id", "agent_id", "start_time", "text", "meta"])
 EventChunk.__doc__ = "One chunk of a session, as its tool results and texts are read from it."
 
 
 def event_chunks(conn: apsw.Connection, session_id: str) -> list[EventChunk]:
     """Every chunk of the session in reading order (as `causantic.derive_state` reads them)."""
     return [EventChunk(*r) for r in conn.execute(
-        "SELECT id, agent_id, start_time, text FROM chunks WHERE session_id = ?"
+        "SELECT id, agent_id, start_time, text, meta FROM chunks WHERE session_id = ?"
         " ORDER BY start_time, agent_id != '', agent_id, offset, part",
         (session_id,),
     )]
