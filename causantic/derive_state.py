@@ -569,6 +569,10 @@ def _json(text: str) -> dict[str, Any]:
 
 # -- storing and loading --------------------------------------------------------------------
 
+#: How states are computed; a stored state of another version is computed again when read.
+#: 2: results paired with their own calls (`SessionReader`), chained commands by step.
+STATE_VERSION = 2
+
 
 def refresh(conn: apsw.Connection, session_ids: Iterable[str]) -> int:
     """Recompute and store the states of these sessions (inside the caller's transaction)."""
@@ -578,20 +582,24 @@ def refresh(conn: apsw.Connection, session_ids: Iterable[str]) -> int:
         if state is None:
             table.delete_state(conn, sid)
             continue
+        stored = {**state.as_dict(), "version": STATE_VERSION}
         table.save_state(conn, sid, state.project, state.start_time, state.end_time,
-                         state.chunks, json.dumps(state.as_dict(), ensure_ascii=False))
+                         state.chunks, json.dumps(stored, ensure_ascii=False))
         n += 1
     return n
 
 
 def load_state(conn: apsw.Connection, session_id: str) -> SessionState | None:
-    """The session's state: the stored row when it matches the chunks, else computed now."""
+    """The session's state: the stored row when it matches the chunks and was computed by
+    this `STATE_VERSION`, else computed now."""
     stored = table.get_state(conn, session_id)
     if stored is not None:
         chunks, end = table.chunk_span(conn, session_id)
         if stored.chunks == chunks and stored.end_time == end:
             try:
-                return SessionState.from_dict(json.loads(stored.state))
-            except (ValueError, TypeError):
+                d = json.loads(stored.state)
+                if d.pop("version", 1) == STATE_VERSION:
+                    return SessionState.from_dict(d)
+            except (ValueError, TypeError, AttributeError):
                 pass
     return compute_state(conn, session_id)

@@ -9,7 +9,13 @@ from pathlib import Path
 import apsw
 import pytest
 
-from causantic.derive_state import compute_state, load_state, refresh, same_command
+from causantic.derive_state import (
+    STATE_VERSION,
+    compute_state,
+    load_state,
+    refresh,
+    same_command,
+)
 from causantic.store import open_store
 
 from .conftest import SAMPLES
@@ -33,7 +39,7 @@ def _stored(db: Path, session_id: str) -> dict | None:
         ).fetchone()
     finally:
         conn.close()
-    return json.loads(row[0]) if row else None
+    return {k: v for k, v in json.loads(row[0]).items() if k != "version"} if row else None
 
 
 def test_ingest_stores_the_state_of_every_session(samples_db: Path):
@@ -258,6 +264,23 @@ def test_stale_row_is_recomputed_at_read_time(tmp_path: Path):
         with conn:
             conn.execute("UPDATE session_state SET chunks = 99, state = '{\"bogus\": 1}'"
                          " WHERE session_id = ?", (S2,))
+        assert load_state(conn, S2).commits == ["4f1c2ab Add idempotency key to CreateInvoice"]
+
+
+def test_a_state_stored_by_an_older_version_is_recomputed_at_read_time(tmp_path: Path):
+    """States computed before results were paired with their own calls named the wrong
+    commands; they are computed again when read, not trusted."""
+    db = tmp_path / "m.db"
+    _ingest(db, SAMPLES)
+    with open_store(db) as store:
+        conn = store.conn
+        stored = json.loads(conn.execute("SELECT state FROM session_state WHERE session_id = ?",
+                                         (S2,)).fetchone()[0])
+        assert stored["version"] == STATE_VERSION
+        old = {k: v for k, v in stored.items() if k != "version"} | {"commits": ["0000000 old"]}
+        with conn:
+            conn.execute("UPDATE session_state SET state = ? WHERE session_id = ?",
+                         (json.dumps(old), S2))
         assert load_state(conn, S2).commits == ["4f1c2ab Add idempotency key to CreateInvoice"]
 
 
