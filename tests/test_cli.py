@@ -49,6 +49,19 @@ def test_list_projects_and_sessions(sample_db: Path):
     assert [p["project"] for p in projects["projects"]] == ["acme-api"]
     sessions = run("--db", str(sample_db), "list-sessions", "--project", "acme-api")
     assert sessions.returncode == 0 and "33333333" in sessions.stdout
+    # A titled session shows its title; one without, what it set out to do.
+    listed = json.loads(run("--db", str(sample_db), "list-sessions", "--project", "acme-api",
+                            "--json").stdout)["sessions"]
+    titled = [s for s in listed if s["title"]]
+    untitled = [s for s in listed if not s["title"]]
+    assert titled and untitled and all(s["opening"] is None for s in titled)
+    for s in untitled:
+        assert s["opening"] and not s["opening"].startswith("/")
+        line = next(x for x in sessions.stdout.splitlines() if s["session_id"] in x)
+        assert f' — "{" ".join(s["opening"].split())[:40]}' in line
+    for s in titled:
+        assert next(x for x in sessions.stdout.splitlines()
+                    if s["session_id"] in x).endswith(f" — {s['title']}")
 
 
 @pytest.mark.parametrize(

@@ -11,7 +11,9 @@ from causantic.retrieval.projects import resolve_project
 from causantic.retrieval.render import short_time
 from causantic.store.chunks import SessionSummary, project_summaries, session_summaries
 from causantic.store.stats import stored_counts
+from causantic.store.timeline import first_prompt
 from causantic.timestamps import days_ago
+from causantic.tokens import clip_line
 from causantic.wording import plural
 
 
@@ -66,7 +68,9 @@ def list_sessions(
     if days_back is not None:
         since = days_ago(days_back, now)
         ended_since = since.strftime("%Y-%m-%dT%H:%M:%S.000Z")
-    return session_summaries(conn, project, ended_since=ended_since, limit=limit)
+    # A session Claude Code gave no title is told by what it set out to do.
+    return [s if s.title else s._replace(opening=first_prompt(conn, s.session_id))
+            for s in session_summaries(conn, project, ended_since=ended_since, limit=limit)]
 
 
 def render_sessions(project: str, sessions: list[SessionInfo]) -> str:
@@ -74,7 +78,8 @@ def render_sessions(project: str, sessions: list[SessionInfo]) -> str:
         return f'No sessions found for project "{project}" in that time range.'
     lines = [f'Sessions of "{sessions[0].project}" (newest first):']
     for s in sessions:
-        title = f" — {s.title}" if s.title else ""
+        title = (f" — {s.title}" if s.title
+                 else f' — "{clip_line(s.opening, 100)}"' if s.opening else "")
         start, end = short_time(s.start_time), short_time(s.end_time)
         if s.end_time and start[:10] == end[:10]:
             end = end[11:]  # same day: the end time alone

@@ -197,6 +197,7 @@ class SessionSummary(NamedTuple):
     tokens: int
     title: str | None
     git_branch: str | None
+    opening: str | None = None  # an untitled session's first prompt (`list_sessions`)
 
     def as_dict(self) -> dict[str, object]:
         """The JSON of `list-sessions` (the fields in this order)."""
