@@ -3,14 +3,14 @@
 Per session: files touched and edited, commands run, errors seen and whether they were later
 resolved, the final todo list, the last user request, the git branch, start and end, commits,
 and the outcome of the last turn. Everything comes from the chunks' `meta` JSON (files,
-edited, commands, errors, todos, branch, prompt) and their rendered text (which tool call an
-error belongs to, what followed it, what the assistant said last), so a state can be
-recomputed at any time from the store alone.
+edited, commands, errors, todos, branch, prompt, calls with no output) and their rendered
+text (which tool call an error belongs to: `SessionReader`; what followed it, what the
+assistant said last), so a state can be recomputed at any time from the store alone.
 
 Ingest refreshes the states of the sessions it touched inside its write transaction
 (`refresh`); readers use `load_state`, which recomputes on the fly when the stored row is
-missing or no longer matches the session's chunks (older databases, a half-finished ingest
-elsewhere), so a briefing is never stale. A trigger drops a session's state when any of its
+missing, no longer matches the session's chunks (older databases, a half-finished ingest
+elsewhere) or was computed by another `STATE_VERSION`, so a briefing is never stale. A trigger drops a session's state when any of its
 chunks is deleted (`forget`), and ingest writes it again when it re-adds chunks.
 
 Error resolution heuristic (first match wins; anything else stays unresolved):
@@ -18,7 +18,8 @@ Error resolution heuristic (first match wins; anything else stays unresolved):
 1. A later run of the same command succeeded: the same program and subcommand (`go test`,
    `npm run`, `mise run`, ...) with non-flag arguments that are a subset or superset of the
    failed ones (`go test ./internal/retry -count=200` resolves
-   `go test ./internal/retry -run TestRetryBackoff -count=50`).
+   `go test ./internal/retry -run TestRetryBackoff -count=50`); for chained commands, a step
+   of the later one re-runs the failed one's last step; a command with no output succeeded.
 2. A later call of the same tool on the same file succeeded (a failed Edit, then an Edit of
    that file that worked).
 3. A file named in the error message (`explain.go:301:10: ...`) was edited successfully

@@ -254,7 +254,7 @@ def _silent_calls(group: list[tuple[str, Block]], empty: set[str]) -> list[int]:
     """Which of a chunk's tool calls (0-based, in the order their ``[Tool:`` lines appear)
     had an ``empty`` output. Such a result renders as nothing, so the stored text cannot
     tell it from a call still waiting; readers that pair results with calls
-    (`causantic.derive_state.CallPairs`) need it to keep the pairs in step."""
+    (`causantic.derive_state.SessionReader`) need it to keep the pairs in step."""
     calls = [b for piece, b in group if b.kind == "tool_use" and piece.startswith("[Tool:")]
     return [i for i, b in enumerate(calls) if b.tool_id in empty]
 
