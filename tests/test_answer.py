@@ -342,8 +342,16 @@ def test_compact_keeps_the_note_that_the_user_stopped_a_tool_run():
     text = ("[Result:WebFetch]\n# Scroll Issues in xterm.js\n\n" + "prose\n" * 40
             + "\n[interrupted by user]")
     out = compaction.compact(text)
-    assert out.endswith("\n\n[interrupted by user]") and "prose" not in out
+    assert out == "[interrupted by user]"  # the output cut, the note kept
     assert compaction.compact("[Tool:Bash] ls\n\n[Result:Bash]\na\nb") == "[Tools] Bash ls"
+
+
+def test_compact_says_nothing_of_results_whose_calls_ended_the_chunk_before():
+    """A chunk that opens with results (their calls end the chunk before) showed a bare
+    `[Tools]` line; it now says nothing unless it keeps an output line."""
+    assert compaction.compact("[Result:Bash]\nok\n\n[Assistant]\nDone.") == "[Assistant]\nDone."
+    kept = compaction.compact("[Result:Bash error]\nError: exit status 1\n\n[Assistant]\nFailed.")
+    assert kept == "[Tools]\n  Error: exit status 1\n\n[Assistant]\nFailed."
 
 
 #: A chat between two people, one message a record (as bench.locomo converts LoCoMo): each

@@ -10,7 +10,7 @@ result (answers to the assistant's questions, why they rejected a tool call: `us
 kept as their text; a note that the user stopped the run (``[interrupted by user]``) is kept
 after it. The stored text stays whole; this is rendering only
 (`causantic.retrieval.answer` builds answer units from it). Pure Python: hooks render through
-it.
+it (the session-start briefing too: importing it pulls no dataclasses).
 """
 
 from __future__ import annotations
@@ -18,7 +18,6 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from causantic.retrieval.fts import query_terms
 from causantic.tokens import clip
 
 #: Where a block starts inside a chunk's text.
@@ -50,6 +49,9 @@ COMMIT_LINES = 2
 
 def terms_of(query: str) -> list[str]:
     """The query's words worth keeping lines for (3+ characters), lower-cased."""
+    # deferred: the session-start briefing compacts without a query, and fts pulls dataclasses
+    from causantic.retrieval.fts import query_terms
+
     out = []
     for phrase in query_terms(query):
         out += [w for w in phrase.split() if len(w) >= 3]
@@ -164,7 +166,9 @@ def _tools(run: Sequence[str], terms: Sequence[str]) -> str:
     shown = dict.fromkeys([*list(dict.fromkeys(commits))[:COMMIT_LINES], *kept])
     # The user stopping the work is what came of it: the note survives the cut output.
     stopped = [INTERRUPTED] if run[-1].rstrip().endswith(INTERRUPTED) else []
-    return "\n\n".join(["\n".join([line, *shown]), *said, *stopped])
+    # Results alone (their calls end the chunk before) with no line kept: nothing to say.
+    head = ["\n".join([line, *shown])] if calls or shown else []
+    return "\n\n".join([*head, *said, *stopped])
 
 
 #: How Claude Code words a tool result that carries the user's own words: the answers to
