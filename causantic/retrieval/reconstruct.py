@@ -423,7 +423,12 @@ def _briefing(
     state_text = _fit_sections(sections, int(limit * 0.6))
     room = limit - len(state_text) - 60
     convo = _Selection(project, session=sid, since=sel.since, until=sel.until)
-    taken, truncated = _fill_newest(_newest_chunks(conn, convo, main_only=True), room, 0)
+    # Compacted as answers are (tool output cut hard): one long tool output no longer fills
+    # the room, so more of the last turns' requests and answers fit.
+    from causantic.retrieval.compaction import compact  # pure Python, no dataclasses
+
+    newest = (h.replace(text=compact(h.text)) for h in _newest_chunks(conn, convo, main_only=True))
+    taken, truncated = _fill_newest(newest, room, 0)
     if not taken:
         return render.cap(state_text, limit), []
     taken.reverse()
