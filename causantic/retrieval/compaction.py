@@ -167,8 +167,8 @@ def _tools(run: Sequence[str], terms: Sequence[str]) -> str:
     # The user stopping the work is what came of it: the note survives the cut output.
     stopped = [INTERRUPTED] if run[-1].rstrip().endswith(INTERRUPTED) else []
     # Results alone (their calls end the chunk before) with no line kept: nothing to say.
-    head = ["\n".join([line, *shown])] if calls or shown else []
-    return "\n\n".join([*head, *said, *stopped])
+    lead = ["\n".join([line, *shown])] if calls or shown else []
+    return "\n\n".join([*lead, *said, *stopped])
 
 
 #: How Claude Code words a tool result that carries the user's own words: the answers to
