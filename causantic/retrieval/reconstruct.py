@@ -480,7 +480,7 @@ def _state_sections(
         out.append((4, _file_line("Files edited", state.edited, rel)))
     read_only = [f for f in state.files if f not in set(state.edited)]
     if read_only:
-        out.append((8, _file_line("Files read", read_only, rel)))
+        out.append((8, _file_line("Files read or searched", read_only, rel)))  # Grep/Glob paths too
     if state.commands:
         shown = state.commands[-6:]
         more = f" (last {len(shown)} of {len(state.commands)})" if len(state.commands) > 6 else ""
