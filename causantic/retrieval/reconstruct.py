@@ -425,7 +425,8 @@ def _briefing(
     convo = _Selection(project, session=sid, since=sel.since, until=sel.until)
     # Compacted as answers are (tool output cut hard): one long tool output no longer fills
     # the room, so more of the last turns' requests and answers fit.
-    from causantic.retrieval.compaction import compact  # pure Python, no dataclasses
+    # deferred: it compiles its patterns at import, and only a briefing needs them here
+    from causantic.retrieval.compaction import compact
 
     newest = (h.replace(text=compact(h.text)) for h in _newest_chunks(conn, convo, main_only=True))
     taken, truncated = _fill_newest(newest, room, 0)

@@ -27,8 +27,9 @@ class Answer(Record):
     shows in their order, `tokens` its approximate size, `notice` a line on a degraded
     answer. Recall/predict set `direction` (their results carry `seed` in JSON), `score` and
     `others` (search's other matches after the chain); reconstruct sets `truncated` and
-    `sessions` (and, for a question, `others`: other sessions' matches); search and recall may carry `lessons` (`causantic.retrieval.lessons.attach`,
-    which leaves `tokens` as it was). `as_dict` is the JSON contract of DESIGN.md section 4; fields an answer does
+    `sessions` (and, for a question, `others`: other sessions' matches); search and recall
+    may carry `lessons` (`causantic.retrieval.lessons.attach`, which leaves `tokens` as it
+    was). `as_dict` is the JSON contract of DESIGN.md section 4; fields an answer does
     not have (None) stay out of it. A `Record`: reconstruct is on the session-start hook path.
     """
 
