@@ -165,7 +165,7 @@ def _tools(run: Sequence[str], terms: Sequence[str]) -> str:
     line = f"[Tools] {_line(line, TOOLS_LINE_CHARS)}" if line else "[Tools]"
     shown = dict.fromkeys([*list(dict.fromkeys(commits))[:COMMIT_LINES], *kept])
     # The user stopping the work is what came of it: the note survives the cut output.
-    stopped = [INTERRUPTED] if run[-1].rstrip().endswith(INTERRUPTED) else []
+    stopped = [INTERRUPTED] if run[-1][-40:].rstrip().endswith(INTERRUPTED) else []
     # Results alone (their calls end the chunk before) with no line kept: nothing to say.
     lead = ["\n".join([line, *shown])] if calls or shown else []
     return "\n\n".join([*lead, *said, *stopped])
