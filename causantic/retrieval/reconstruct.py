@@ -1,7 +1,8 @@
 """`reconstruct`: what happened recently, or in one session, as a timeline or a briefing.
 
 - **timeline**: the chosen chunks in time order, one `=== Session … ===` header per session
-  and a time line per chunk (sub-agent chunks say so). When the budget is tight the NEWEST
+  and a time line per chunk (sub-agent chunks say so), each compacted as answers are
+  (`compaction.compact`: tool output cut hard), as in the briefing. When the budget is tight the NEWEST
   chunks are kept (what happened last matters most when resuming) and the title says how
   many older ones were left out.
 - **briefing**: for resuming work: the last session's state (branch, last request, outcome,
@@ -304,8 +305,14 @@ def _parse_time(value: str, flag: str, *, end_of_day: bool) -> str:
 def _newest_chunks(
     conn: apsw.Connection, sel: _Selection, main_only: bool = False
 ) -> Iterator[Hit]:
-    return timeline.newest_chunks(conn, sel.project, session=sel.session, main_only=main_only,
-                                  since=sel.since, until=sel.until)
+    """The selection's chunks, newest first, compacted as answers are (what the user and the
+    assistant wrote kept, tool output cut hard), so one long output does not fill the room."""
+    # deferred: it compiles its patterns at import, and only timelines and briefings need them
+    from causantic.retrieval.compaction import compact
+
+    for hit in timeline.newest_chunks(conn, sel.project, session=sel.session,
+                                      main_only=main_only, since=sel.since, until=sel.until):
+        yield hit.replace(text=compact(hit.text))
 
 
 def _chunk_label(hit: Hit) -> str:
@@ -423,13 +430,7 @@ def _briefing(
     state_text = _fit_sections(sections, int(limit * 0.6))
     room = limit - len(state_text) - 60
     convo = _Selection(project, session=sid, since=sel.since, until=sel.until)
-    # Compacted as answers are (tool output cut hard): one long tool output no longer fills
-    # the room, so more of the last turns' requests and answers fit.
-    # deferred: it compiles its patterns at import, and only a briefing needs them here
-    from causantic.retrieval.compaction import compact
-
-    newest = (h.replace(text=compact(h.text)) for h in _newest_chunks(conn, convo, main_only=True))
-    taken, truncated = _fill_newest(newest, room, 0)
+    taken, truncated = _fill_newest(_newest_chunks(conn, convo, main_only=True), room, 0)
     if not taken:
         return render.cap(state_text, limit), []
     taken.reverse()
