@@ -252,14 +252,19 @@ class SessionReader:
     error would be told of the command before its own. Chunks ingested since name those calls
     (their meta's ``silent``, `causantic.ingest.chunking`), which are never queued. For older
     chunks, a call still waiting when its stream's next round of calls begins (a call after
-    any block that is not one) is taken to have had such an output."""
+    any block that is not one) is taken to have had such an output.
 
-    __slots__ = ("index", "_pending", "_calling")
+    ``unambiguous``: parallel calls may report out of order, so a result is paired only when
+    it is the one call of its tool waiting (else with None), and no call of that tool waits
+    after it (the automatic observations want precision over recall)."""
 
-    def __init__(self) -> None:
+    __slots__ = ("index", "_pending", "_calling", "_unambiguous")
+
+    def __init__(self, unambiguous: bool = False) -> None:
         self.index = 0
         self._pending: dict[str, dict[str, deque[_Call]]] = {}
         self._calling: dict[str, bool] = {}  # stream -> its last block was a call
+        self._unambiguous = unambiguous
 
     def read(self, text: str, agent: str, silent: Iterable[int] = ()
              ) -> Iterator[tuple[int, str, str, _Call | None, list[_Call]]]:
@@ -280,7 +285,11 @@ class SessionReader:
             elif label.startswith("Result:"):
                 self._calling[agent] = False
                 queue = self._pending.get(agent, {}).get(label[7:].removesuffix(" error").strip())
-                yield self.index, label, body, queue.popleft() if queue else None, []
+                answered = queue.popleft() if queue else None
+                if self._unambiguous and queue:
+                    answered = None
+                    queue.clear()
+                yield self.index, label, body, answered, []
             else:
                 self._calling[agent] = False
                 yield self.index, label, body, None, []

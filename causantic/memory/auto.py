@@ -25,13 +25,12 @@ transcripts is measured by hand in `bench/memories.py` (labels in bench/queries)
 from __future__ import annotations
 
 import re
-from collections import deque
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import apsw
 
-from causantic.blocks import blocks
+from causantic.derive_state import SessionReader, _json
 from causantic.memory import DEFAULT_IMPORTANCE
 from causantic.memory.observe import Redact, memory_id
 from causantic.store import memories as sql
@@ -102,6 +101,7 @@ class _Chunk:
     id: str
     start_time: str
     text: str
+    silent: Sequence[int] = ()  # its calls with no output (chunk meta, `SessionReader`)
 
 
 def scan(conn: apsw.Connection, redact: Redact | None = None, limit_sessions: int | None = None
@@ -134,7 +134,8 @@ def scan(conn: apsw.Connection, redact: Redact | None = None, limit_sessions: in
 def _session(conn: apsw.Connection, session_id: str) -> tuple[str, list[_Chunk]]:
     rows = sql.main_chunks(conn, session_id)
     project = rows[0].project if rows else ""
-    return project, [_Chunk(r.id, r.start_time, r.text) for r in rows]
+    return project, [_Chunk(r.id, r.start_time, r.text, _json(r.meta).get("silent", ()))
+                     for r in rows]
 
 
 def _write(conn: apsw.Connection, f: Found, project: str, redact: Redact | None) -> str:
@@ -155,10 +156,11 @@ def _write(conn: apsw.Connection, f: Found, project: str, redact: Redact | None)
 def observations(chunks: Sequence[_Chunk], session_id: str) -> Iterable[Found]:
     """Every automatic observation in one session's main conversation, in order."""
     last_assistant = ""
-    runs: deque[tuple[str, str]] = deque()  # pending Bash calls: (command, chunk id)
+    # Pairs each result with its own call, only when no other call of its tool waits.
+    reader = SessionReader(unambiguous=True)
     failures: dict[str, tuple[str, str, str, list[str]]] = {}  # command -> (msg, chunk, time, edits)
     for chunk in chunks:
-        for label, body in blocks(chunk.text):
+        for _, label, body, call, _ in reader.read(chunk.text, "", chunk.silent):
             if label == "User":
                 prompt = body.split("\n\n[", 1)[0].strip()
                 yield from _instructions(prompt, chunk, session_id)
@@ -169,17 +171,13 @@ def observations(chunks: Sequence[_Chunk], session_id: str) -> Iterable[Found]:
                 last_assistant = body
             elif label.startswith("Tool:"):
                 tool = label[5:].strip()
-                if tool == "Bash":
-                    runs.append((_command(body), chunk.id))
-                elif tool in _EDIT_TOOLS:
+                if tool in _EDIT_TOOLS:
                     path = body.split("\n", 1)[0].strip()
                     for state in failures.values():
                         if path and path not in state[3]:
                             state[3].append(path)
             elif label.startswith("Result:Bash"):
-                # Parallel calls may report out of order: only an unambiguous pairing counts.
-                command = runs.popleft()[0] if len(runs) == 1 else ""
-                runs.clear()
+                command = call.subject if call else ""
                 failed = label.endswith(" error")
                 found = _test_result(command, body, chunk, session_id, failed)
                 if found:
@@ -292,12 +290,6 @@ def _fix_text(command: str, message: str, edits: list[str]) -> str:
     files = ", ".join(_short_path(p) for p in edits[:5]) + (" …" if len(edits) > 5 else "")
     return (f"`{clip_line(command, 120)}` failed with: {message} — fixed by editing {files}; "
             "the same command then succeeded.")
-
-
-def _command(body: str) -> str:
-    first = body.split("\n", 1)[0].strip()
-    cut = first.rfind("  # ")
-    return first[:cut].strip() if cut > 0 else first
 
 
 def _command_key(command: str) -> str:

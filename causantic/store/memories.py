@@ -329,21 +329,22 @@ def sessions_after(conn: apsw.Connection, rowid: int) -> list[str]:
 class MainChunk(Record):
     """A main-conversation chunk of a session, as the automatic observation reads it."""
 
-    __slots__ = ("id", "start_time", "text", "project")
+    __slots__ = ("id", "start_time", "text", "project", "meta")
     id: str
     start_time: str
     text: str
     project: str
+    meta: str  # JSON (`causantic.ingest.chunking`)
 
-    def __init__(self, id: str, start_time: str, text: str, project: str) -> None:
-        self._init(id=id, start_time=start_time, text=text, project=project)
+    def __init__(self, id: str, start_time: str, text: str, project: str, meta: str) -> None:
+        self._init(id=id, start_time=start_time, text=text, project=project, meta=meta)
 
 
 def main_chunks(conn: apsw.Connection, session_id: str) -> list[MainChunk]:
     """The session's main-conversation chunks (no sub-agents), in file order."""
     return [MainChunk(*r) for r in conn.execute(
-        "SELECT id, start_time, text, project FROM chunks WHERE session_id = ? AND agent_id = ''"
-        " ORDER BY offset, part", (session_id,))]
+        "SELECT id, start_time, text, project, meta FROM chunks WHERE session_id = ?"
+        " AND agent_id = '' ORDER BY offset, part", (session_id,))]
 
 
 def chunk_ids_from(conn: apsw.Connection, prefix: str) -> list[str]:
