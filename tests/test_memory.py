@@ -200,6 +200,22 @@ def test_automatic_heuristics_keep_instructions_decisions_tests_and_fixes():
         assert list(auto.observations([chunk], "s")) == []
 
 
+def test_a_silent_call_does_not_hide_the_next_test_run_and_parallel_runs_stay_unpaired():
+    """A call with no output has no stored result (the chunk meta names it, `silent`): the
+    test run after it still gets its command. Two runs waiting at once (parallel calls may
+    report out of order) pair with neither."""
+    text = ("[Tool:Bash] git add -A\n\n[Tool:Bash] pytest -q\n\n[Result:Bash]\n"
+            "==== 4 passed in 0.10s ====")
+    silent = auto._Chunk("c1", "t1", text, silent=[0])  # `git add -A` printed nothing
+    assert [f.text for f in auto.observations([silent], "s")] == ["`pytest -q` → 4 passed"]
+    # Without the meta (chunks stored before it), the two calls are one round: ambiguous.
+    assert list(auto.observations([auto._Chunk("c1", "t1", text)], "s")) == []
+    # The rule for older chunks: the assistant spoke, so the silent call's round was over.
+    spoke = text.replace("[Tool:Bash] pytest", "[Assistant]\nNow the tests.\n\n[Tool:Bash] pytest")
+    assert [f.text for f in auto.observations([auto._Chunk("c1", "t1", spoke)], "s")] == [
+        "`pytest -q` → 4 passed"]
+
+
 def test_search_and_recall_show_matching_memories_marked_memory(shared_db_copy: Path, capsys):
     db = str(shared_db_copy)
     cli(capsys, "--db", db, "remember", "Daytona log streaming only works through the PTY API",
