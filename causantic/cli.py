@@ -619,7 +619,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = command("reconstruct", cmd_reconstruct,
                 "What happened: a project's chunks in time order, a briefing of its last "
                 "session for resuming work, or, given a question, the session it is about "
-                "(how it started, the matching turns, how it ended).",
+                "(how it started, the matching turns, how it ended; then other sessions' "
+                "matches in the budget left).",
                 'causantic reconstruct "the session where we cleaned up the streamed output" '
                 "--project napoli-matcha")
     p.add_argument("query", nargs="?", metavar="QUESTION",
