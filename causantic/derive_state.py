@@ -309,6 +309,18 @@ class SessionReader:
         return done
 
 
+def silent_calls(meta: str | None) -> list[int]:
+    """A chunk's calls with no output (their positions among its calls), from its stored
+    meta JSON (``silent``, written by `causantic.ingest.chunking`): `SessionReader.read`'s
+    ``silent``."""
+    return _silent(_json(meta or ""))
+
+
+def _silent(meta: dict[str, Any]) -> list[int]:
+    silent = meta.get("silent")
+    return [i for i in silent if isinstance(i, int)] if isinstance(silent, list) else []
+
+
 class _Events:
     """Tool calls, results and assistant texts of a session in order."""
 
@@ -366,7 +378,7 @@ def compute_state(conn: apsw.Connection, session_id: str) -> SessionState | None
             if meta.get("prompt") and kind != "summary":
                 last_request, last_request_time = meta["prompt"], start
                 last_turn_start = i
-        _scan_text(text, agent, start, events, reader, meta.get("silent", ()))
+        _scan_text(text, agent, start, events, reader, _silent(meta))
     events.calls.sort(key=lambda c: c[0])  # silent calls are added when their round ends
     tasks_at, tasks = events.task_lists[-1] if events.task_lists else (-1, {})
     if tasks and tasks_at > todos_at:

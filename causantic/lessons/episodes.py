@@ -51,8 +51,7 @@ def session_events(conn: apsw.Connection, session_id: str) -> list[_Event]:
     reader = st.SessionReader()  # pairs results with calls; a call with no output is done
     where: dict[int, tuple[str, str]] = {}  # a call's index -> its chunk and time
     for chunk_id, agent, time, text, meta in rows:
-        for index, label, body, call, done in reader.read(text, agent,
-                                                           st._json(meta).get("silent", ())):
+        for index, label, body, call, done in reader.read(text, agent, st.silent_calls(meta)):
             if label.startswith("Tool:"):
                 where[index] = (chunk_id, time)
             events += [_Event(c.index, *where[c.index], c.tool, c.subject) for c in done]

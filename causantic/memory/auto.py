@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 import apsw
 
-from causantic.derive_state import SessionReader, _json
+from causantic.derive_state import SessionReader, silent_calls
 from causantic.memory import DEFAULT_IMPORTANCE
 from causantic.memory.observe import Redact, memory_id
 from causantic.store import memories as sql
@@ -134,8 +134,7 @@ def scan(conn: apsw.Connection, redact: Redact | None = None, limit_sessions: in
 def _session(conn: apsw.Connection, session_id: str) -> tuple[str, list[_Chunk]]:
     rows = sql.main_chunks(conn, session_id)
     project = rows[0].project if rows else ""
-    return project, [_Chunk(r.id, r.start_time, r.text, _json(r.meta).get("silent", ()))
-                     for r in rows]
+    return project, [_Chunk(r.id, r.start_time, r.text, silent_calls(r.meta)) for r in rows]
 
 
 def _write(conn: apsw.Connection, f: Found, project: str, redact: Redact | None) -> str:
