@@ -530,6 +530,18 @@ def _positive(value: str) -> int:
     return n
 
 
+def _global_options(p: argparse.ArgumentParser) -> None:
+    """--db and --debug after a command too (`causantic search X --db f.db`): SUPPRESS leaves
+    a value given before the command in place when the command's own is absent."""
+    # deferred: a command loads only its own code: hooks and --help start here
+    import argparse
+
+    p.add_argument("--db", metavar="PATH", default=argparse.SUPPRESS,
+                   help="database file (default ~/.causantic/memory.db)")
+    p.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
+                   help="show tracebacks on errors")
+
+
 def build_parser() -> argparse.ArgumentParser:
     # deferred: a command loads only its own code: hooks and --help start here
     import argparse
@@ -549,6 +561,7 @@ def build_parser() -> argparse.ArgumentParser:
         p = sub.add_parser(name, help=summary, description=f"{summary}\n\nexample: {example}",
                            formatter_class=argparse.RawDescriptionHelpFormatter)
         p.set_defaults(handler=handler)
+        _global_options(p)
         return p
 
     def query_options(p: argparse.ArgumentParser) -> None:
@@ -697,6 +710,7 @@ def build_parser() -> argparse.ArgumentParser:
                               "causantic topics rebuild",
                               formatter_class=argparse.RawDescriptionHelpFormatter)
     t.add_argument("--json", action="store_true", help="print the report as JSON")
+    _global_options(t)
     t = topics_sub.add_parser("show", help="a topic's chunks, oldest first",
                               description="A topic's chunks, oldest first: header and first "
                               "line of each.\n\nexample: causantic topics show 3 --limit 20",
@@ -705,6 +719,7 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--project", help="only chunks of this project (name, worktree folder or path)")
     t.add_argument("--limit", type=_positive, default=50, help="most chunks (default 50)")
     t.add_argument("--json", action="store_true", help="one JSON object")
+    _global_options(t)
 
     p = command("lessons", cmd_lessons,
                 "Lessons from past errors: what failed, what was tried, what fixed it.",

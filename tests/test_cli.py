@@ -44,6 +44,23 @@ def test_search_text_and_json_agree(sample_db: Path):
     assert doc["results"][0]["session_id"].startswith("33333333")
 
 
+def test_db_and_debug_work_after_the_command_too(sample_db: Path, tmp_path: Path):
+    before = run("--db", str(sample_db), "list-projects", "--json")
+    after = run("list-projects", "--json", "--db", str(sample_db))
+    assert after.returncode == 0 and after.stdout == before.stdout
+    nested = run("topics", "show", "1", "--db", str(sample_db))
+    assert "unrecognized arguments" not in nested.stderr
+    # The one after the command wins; --debug there turns on tracebacks.
+    empty = tmp_path / "empty.db"
+    missing = run("--db", str(sample_db), "stats", "--db", str(empty))
+    assert missing.returncode == 1 and "run `causantic ingest`" in missing.stderr
+    corrupt = tmp_path / "corrupt.db"
+    corrupt.write_bytes(b"not a database" * 100)
+    plain = run("stats", "--db", str(corrupt))
+    debug = run("stats", "--db", str(corrupt), "--debug")
+    assert "Traceback" not in plain.stderr and "Traceback" in debug.stderr
+
+
 def test_list_projects_and_sessions(sample_db: Path):
     projects = json.loads(run("--db", str(sample_db), "list-projects", "--json").stdout)
     assert [p["project"] for p in projects["projects"]] == ["acme-api"]
