@@ -12,10 +12,13 @@ from pathlib import Path
 import apsw
 import pytest
 
+from causantic.config import load_settings
+from causantic.ingest.run import run_embed
+from causantic.store import open_store
 from causantic.transcripts.discover import discover
 
 from .conftest import PYTHON, REPO, SAMPLES
-from .helpers import ingest
+from .helpers import ingest, run_cli
 
 
 def snapshot(db: Path) -> dict[str, list]:
@@ -148,6 +151,50 @@ def test_samples_chain_through_sub_agent_and_continued_session(tmp_path: Path):
     ).fetchone()[0]
     assert cut == 0
     conn.close()
+
+
+def test_a_sub_agent_read_before_its_parent_is_filed_under_the_parents_project(tmp_path: Path):
+    """Hooks can ingest a sub-agent's file before the session's own: its chunks must not stay
+    in project 'unknown' (invisible to every --project query) once the parent is read."""
+    parent = SAMPLES / "-home-dev-acme-api" / "11111111-aaaa-4bbb-8ccc-000000000001.jsonl"
+    agent = next((parent.parent / parent.stem).rglob("agent-*.jsonl"))
+
+    def projects(db: Path) -> set[tuple[str, str]]:
+        conn = apsw.Connection(str(db))
+        try:
+            return set(conn.execute("SELECT project, agent_id FROM chunks").fetchall()) | set(
+                conn.execute("SELECT project, 'session row' FROM sessions").fetchall())
+        finally:
+            conn.close()
+
+    # Its own records name the folder: the project is known at once.
+    ingest(tmp_path / "a.db", agent)
+    assert {p for p, _ in projects(tmp_path / "a.db")} == {"acme-api"}
+
+    # Records that name no folder: 'unknown' until the parent says, then the parent's.
+    bare = tmp_path / "t" / parent.stem / "subagents" / agent.name
+    bare.parent.mkdir(parents=True)
+    lines = [json.loads(line) for line in agent.read_text().splitlines()]
+    bare.write_text("".join(json.dumps({k: v for k, v in r.items() if k != "cwd"}) + "\n"
+                            for r in lines))
+    db = tmp_path / "b.db"
+    settings = load_settings(db=db)
+    ingest(db, bare)
+    run_embed(settings)
+    assert {p for p, _ in projects(db)} == {"unknown"}
+    shutil.copy(parent, bare.parent.parent.parent / parent.name)
+    ingest(db, bare.parent.parent.parent)
+    assert {p for p, _ in projects(db)} == {"acme-api"}
+    run_embed(settings)  # the moved chunks' vectors were dropped: embedded again, filed anew
+    with open_store(db, readonly=True) as store:
+        assert store.load_vec()
+        partitions = store.conn.execute("SELECT DISTINCT project FROM chunk_vectors").fetchall()
+        assert partitions == [("acme-api",)]
+    for mode in ("keyword", "vector"):
+        found = json.loads(run_cli("--db", str(db), "search", "retries POST or PATCH", "--mode",
+                                   mode, "--project", "acme-api", "--json").stdout)
+        assert any(r["session_id"] == parent.stem and "PATCH" in r["text"]
+                   for r in found["results"]), mode
 
 
 def test_batch_size_does_not_change_the_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):

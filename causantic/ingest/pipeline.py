@@ -39,7 +39,7 @@ from causantic.ingest.linking import link_project_continuations, link_session
 from causantic.ingest.scrub import scrub_parsed
 from causantic.lessons.episodes import refresh as refresh_lessons
 from causantic.store import files as file_table
-from causantic.store.chunks import delete_from, forgotten_keys, insert_chunks
+from causantic.store.chunks import adopt_project, delete_from, forgotten_keys, insert_chunks
 from causantic.store.db import Store
 from causantic.store.sessions import SessionRow, file_session_starts, get_session, upsert_session
 from causantic.timestamps import iso_utc
@@ -289,8 +289,9 @@ def _parse(
 
 def _session_rows(
     conn: apsw.Connection, tf: TranscriptFile, parsed: ParsedFile, file_id: int, start: int
-) -> tuple[dict[str, str], list[SessionRow]]:
-    """Each session's project and its row, from what the file says and what is stored.
+) -> tuple[dict[str, str], list[SessionRow], set[str]]:
+    """Each session's project and its row, from what the file says and what is stored, and
+    the sessions that had no project before (their stored chunks take the one found now).
 
     Decided so that reading a file in steps gives what one read gives: a stored session keeps
     its project (from the first cwd it named), and a session continues another when an
@@ -298,6 +299,7 @@ def _session_rows(
     """
     projects: dict[str, str] = {}
     rows: list[SessionRow] = []
+    unnamed: set[str] = set()
     known_rows = {sid: get_session(conn, sid) for sid in parsed.sessions}
     starts: dict[str, str | None] = {}
     if tf.kind == "session":
@@ -309,12 +311,14 @@ def _session_rows(
     first = min(starts, key=lambda sid: (starts[sid] or "", sid), default=None)
     for info in parsed.sessions.values():
         known = known_rows[info.session_id]
-        if tf.kind == "subagent" or (known is not None and known.project != "unknown"):
-            project = known.project if known else project_for_cwd(info.cwd).name
-            project_path = known.project_path if known else None
+        if known is not None and known.project != "unknown":
+            project, project_path = known.project, known.project_path
         else:
-            p = project_for_cwd(info.cwd)
-            project, project_path = p.name, p.path
+            # A sub-agent file read before its parent names the project by its own folder.
+            p = project_for_cwd(info.cwd or info.agent_cwd)
+            project, project_path = p.name, p.path or None
+            if known is not None:
+                unnamed.add(info.session_id)
         projects[info.session_id] = project
         rows.append(
             SessionRow(
@@ -332,7 +336,7 @@ def _session_rows(
                 checkout=(checkout_for_cwd(info.cwd) or None) if tf.kind == "session" else None,
             )
         )
-    return projects, rows
+    return projects, rows, unnamed
 
 
 def _commit(
@@ -441,13 +445,15 @@ def _write_file(conn: apsw.Connection, item: _Read) -> tuple[int, int, set[str],
     """One file's rows (inside `_write`'s transaction): (added, replaced, sessions, projects)."""
     tf, parsed, chunks = item.tf, item.parsed, item.chunks
     file_id = file_table.ensure_file(conn, item.path, tf.kind, tf.session_hint, tf.agent_id)
-    projects, sessions = (
-        ({}, []) if item.warmup else _session_rows(conn, tf, parsed, file_id, item.start)
+    projects, sessions, unnamed = (
+        ({}, [], set()) if item.warmup else _session_rows(conn, tf, parsed, file_id, item.start)
     )
     forgotten = forgotten_keys(conn, "session", [row.id for row in sessions])
     for row in sessions:
         if row.id not in forgotten:  # a forgotten session stays gone, title included
             upsert_session(conn, row)
+            if row.project != "unknown" and row.id in unnamed:
+                adopt_project(conn, row.id, row.project)
     # Sub-agent chunks take the project of the stored parent session.
     for sid in {c.session_id for c in chunks} - set(projects):
         known = get_session(conn, sid)

@@ -73,6 +73,16 @@ def insert_chunks(
     return len({c.id for c in rows})
 
 
+def adopt_project(conn: apsw.Connection, session_id: str, project: str) -> int:
+    """Give a session's chunks stored under project 'unknown' (read before anything named the
+    session's folder) the project it now has; return how many changed. Their vectors and
+    topic memberships are dropped by the update triggers, so the next embed files them under
+    the new project."""
+    conn.execute("UPDATE chunks SET project = ? WHERE session_id = ? AND project = 'unknown'",
+                 (project, session_id))
+    return conn.changes()
+
+
 def delete_from(conn: apsw.Connection, file_id: int, offset: int) -> int:
     """Delete the chunks read from a file at or after a byte offset (edges cascade).
 

@@ -40,7 +40,7 @@ def upsert_session(conn: apsw.Connection, row: SessionRow) -> None:
         " ON CONFLICT(id) DO UPDATE SET"
         " project = CASE WHEN sessions.project = 'unknown' THEN excluded.project"
         "                ELSE sessions.project END,"
-        " project_path = coalesce(sessions.project_path, excluded.project_path),"
+        " project_path = coalesce(nullif(sessions.project_path, ''), excluded.project_path),"
         " cwd = coalesce(sessions.cwd, excluded.cwd),"
         " git_branch = coalesce(excluded.git_branch, sessions.git_branch),"
         " title = coalesce(excluded.title, sessions.title),"

@@ -115,6 +115,7 @@ class SessionInfo:
 
     session_id: str
     cwd: str | None = None
+    agent_cwd: str | None = None  # a sub-agent's folder: the project until the parent is read
     git_branch: str | None = None
     title: str | None = None
     start_time: str | None = None
@@ -240,8 +241,11 @@ class _Parser:
                 info.start_time = ts
             if info.end_time is None or ts > info.end_time:
                 info.end_time = ts
-        if main:
-            cwd = _str(rec.get("cwd"))
+        cwd = _str(rec.get("cwd"))
+        if not main:
+            if cwd and not info.agent_cwd:
+                info.agent_cwd = cwd
+        else:
             if cwd and not info.cwd:
                 info.cwd = cwd
             branch = _str(rec.get("gitBranch"))
