@@ -249,6 +249,10 @@ def test_a_folded_match_does_not_repeat_what_its_unit_shows():
         "[Tools] Edit cleanup.go\n\n"
         "[Assistant]\nFixed: both now keep the full forty-character hash.")
     assert answer._fold(match.split("\n\n")[0], unit) == ""  # nothing new: nothing folded
+    # The match's own gaps beside paragraphs left out make one gap, not a stack of them.
+    held = "[Assistant]\nBecause the hash is cut to seven characters."
+    gappy = f"[User]\nwhy is the commit id in the listing so short?\n\n[…]\n\n{held}\n\n[…]\n\n{held}\n\n[…]\n\nDone."
+    assert answer.unseen(gappy, unit) == "[User]\nwhy is the commit id in the listing so short?\n\n[…]\n\nDone."
 
 
 def test_search_results_never_repeat_a_paragraph(shared_db: Path):

@@ -458,7 +458,8 @@ def unseen(match: str, unit: str) -> str:
     out: list[str] = []
     left_out = False
     for para in match.split("\n\n"):
-        if len(para) >= _REPEAT_CHARS and _held(para, unit):
+        # the match's own gap marks join the run they border: one mark, never a stack of them
+        if para == "[…]" or len(para) >= _REPEAT_CHARS and _held(para, unit):
             left_out = True
             continue
         if left_out and out:
