@@ -134,7 +134,8 @@ def test_every_cli_command_with_project_accepts_the_names_and_rejects_typos(worl
     for a typo, and no advice to run `embed` (the old notice)."""
     db, repo = world["db"], world["repo"]
     commands = [["search", "rounding"], ["recall", "rounding"], ["predict", "rounding"],
-                ["reconstruct"], ["list-sessions"], ["topics"], ["forget"]]
+                ["reconstruct"], ["list-sessions"], ["topics"], ["forget"], ["lessons"],
+                ["memories"], ["export", str(db.parent / "out.jsonl")]]
     for command in commands:
         for name, cwd in (("feature-login", repo.parent), (".", repo)):
             out = cli(db, *command, "--project", name, cwd=cwd)
@@ -146,6 +147,19 @@ def test_every_cli_command_with_project_accepts_the_names_and_rejects_typos(worl
     assert {r["project"] for r in json.loads(found.stdout)["results"]} == {"shopfront"}
     listed = cli(db, "list-sessions", "--project", "feature-login", cwd=repo)
     assert listed.stdout.startswith('Sessions of "shopfront"') and "a0000000" in listed.stdout
+    # What is remembered under `.` or the worktree's name is the project's, and shows wherever
+    # the project is asked for by any of its names (not under "." or a folder name). A name
+    # nothing holds yet may be a project whose sessions come later: kept as given.
+    for name, cwd in (("feature-login", repo.parent), (".", repo), ("checkout-v2", repo)):
+        out = cli(db, "remember", "--no-embed", "--project", name,
+                  "cart totals are rounded half-even", cwd=cwd)
+        assert out.returncode == 0, out.stderr
+    with open_store(db, readonly=True) as store:
+        assert {p for (p,) in store.conn.execute("SELECT project FROM memories")} == {
+            "shopfront", "checkout-v2"}
+    remembered = cli(db, "search", "cart totals rounding", "--project", "feature-login", cwd=repo)
+    assert "cart totals are rounded half-even" in remembered.stdout
+    assert cli(db, "reflect", "--project", ".", "--peek", cwd=repo).returncode == 0
 
 
 @pytest.mark.anyio
@@ -162,6 +176,9 @@ async def test_mcp_tools_accept_the_same_names(world: dict) -> None:
         listed = await session.call_tool("list-sessions", {"project": "feature-login"})
         assert not listed.is_error and "a0000000-0000-4000-8000-000000000002" in \
             listed.content[0].text
+        kept = await session.call_tool("observe", {"content": "checkout uses banker's rounding",
+                                                   "project": "."})
+        assert not kept.is_error and "· shopfront" in kept.content[0].text
         bad = await session.call_tool("recall", {"query": "x", "project": "shopfrnt"})
         assert bad.is_error
         assert bad.content[0].text.endswith(

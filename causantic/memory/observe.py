@@ -30,6 +30,7 @@ import apsw
 from causantic.config import MemorySettings
 from causantic.errors import UsageError
 from causantic.memory import DEFAULT_IMPORTANCE, MAX_TEXT, ORIGINS, TYPES
+from causantic.memory.scope import memory_project
 from causantic.records import Record
 from causantic.store import memories as sql
 from causantic.store.counts import existing_ids
@@ -196,6 +197,8 @@ def observe(
     UsageError : see `prepare`.
     """
     conn = store.conn
+    if origin != "auto":  # automatic ones come from ingest, named as ingest names projects
+        project = memory_project(conn, project, new_ok=True) or ""
     memory = prepare(conn, text, type=type, importance=importance, project=project, cites=cites,
                      session_id=session_id, origin=origin, redact=redact,
                      importance_table=importance_table)

@@ -24,6 +24,7 @@ from causantic.errors import UsageError
 from causantic.memory import TYPES
 from causantic.memory.observe import memory_dict
 from causantic.memory.rank import DEFAULT, Candidate, Weights, rank, recency, relevance
+from causantic.memory.scope import memory_project
 from causantic.model import MODEL_ID
 from causantic.retrieval.fts import fts_query, query_terms
 from causantic.retrieval.render import SEPARATOR, Answer, Hit, block, short_time, shorten
@@ -185,8 +186,9 @@ def memory_hits(store: Store, query: str, *, project: str | None,
     """The few memories worth showing beside a search/recall answer (may be empty); `memory`
     is `[memory]` of the config (default: the defaults)."""
     memory = memory or MemorySettings()
-    if not memory.in_search:
+    if not memory.in_search or not has_memories(store.conn):
         return []
+    project = memory_project(store.conn, project)
     ranked = retrieve(store, query, project=project, limit=SHOWN * 3,
                       weights=weights_from(memory), use_vectors=use_vectors, model_dir=model_dir)
     ranked = [c for c in ranked if c.relevance >= MIN_SHOWN][:SHOWN]
@@ -235,6 +237,7 @@ def list_memories(store: Store, *, project: str | None = None, types: Sequence[s
                   limit: int = 50, sort: str = "importance") -> dict[str, object]:
     """Memories for `causantic memories`: newest or most important first, duplicates collapsed."""
     conn = store.conn
+    project = memory_project(conn, project)
     if not has_memories(conn):
         return {"memories": [], "text": "No memories yet: `causantic remember TEXT` adds one."}
     for t in types:

@@ -17,6 +17,7 @@ import apsw
 from causantic.errors import UsageError
 from causantic.memory.observe import now_iso
 from causantic.memory.recall import retrieve
+from causantic.memory.scope import memory_project
 from causantic.memory.triggers import due, mark_name
 from causantic.store import memories as sql
 from causantic.store.db import Store
@@ -34,6 +35,7 @@ def reflect(store: Store, project: str, *, focus: str | None = None, record: boo
     UsageError : the project has no memories.
     """
     conn = store.conn
+    project = memory_project(conn, project) or ""
     last = sql.get_mark(conn, mark_name(project))
     why = due(conn, project)
     rows = sql.select(conn, project=project, order="importance", limit=limit * 4)

@@ -16,6 +16,7 @@ import apsw
 from causantic.lessons.gitcheck import fix_status
 from causantic.lessons.surface import render
 from causantic.retrieval.fts import query_terms
+from causantic.retrieval.projects import resolve_project
 from causantic.retrieval.render import Answer
 from causantic.store.counts import any_chunks
 from causantic.store.ledger import entries, per_session
@@ -74,6 +75,7 @@ def list_view(conn: apsw.Connection, project: str | None = None, limit: int = 50
               unresolved: bool | None = None, git: bool = True) -> tuple[dict[str, object], str]:
     """(JSON answer, text) for `causantic lessons`."""
     resolved = None if unresolved is None else not unresolved
+    project = resolve_project(conn, project)
     rows = list_lessons(conn, project=project, resolved=resolved, limit=limit)
     statuses = git_statuses(conn, rows) if git else {}
     lines = []
@@ -109,7 +111,7 @@ def matching(conn: apsw.Connection, query: str, project: str | None = None,
 def attach(conn: apsw.Connection, query: str, project: str | None, answer: Answer,
            git: bool = True) -> Answer:
     """The answer with matching lessons added (marked `◇ lesson`); unchanged when none match."""
-    rows = matching(conn, query, project)
+    rows = matching(conn, query, resolve_project(conn, project))
     if not rows:
         return answer
     statuses = git_statuses(conn, rows, budget_s=1.0) if git else {}

@@ -56,6 +56,16 @@ def resolve_project(conn: apsw.Connection, name: str | None, *, cwd: str | None 
     return found
 
 
+def new_project_name(name: str, *, cwd: str | None = None) -> str:
+    """The name ingest will give the project ``name`` means when memory holds nothing of it
+    yet (for writes that may come first, such as remembering): a path's project is named from
+    its folder as ingest names it (`transcripts.project`); a plain name stays as given."""
+    given = name.strip()
+    if _looks_like_path(given, cwd):
+        return project_for_cwd(_absolute(given, cwd)).name
+    return given
+
+
 def project_at(conn: apsw.Connection, path: str) -> str:
     """The project of a working directory as memory knows it (never raises; for hooks).
 

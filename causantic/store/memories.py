@@ -362,6 +362,15 @@ def has_any(conn: apsw.Connection) -> bool:
         return False
 
 
+def has_project(conn: apsw.Connection, project: str) -> bool:
+    """Whether a memory is stored under exactly this project name."""
+    try:
+        return conn.execute("SELECT 1 FROM memories WHERE project = ? LIMIT 1",
+                            (project,)).fetchone() is not None
+    except apsw.SQLError:  # a database opened before the memories migration (read-only)
+        return False
+
+
 def has_vectors(conn: apsw.Connection, model_id: str) -> bool:
     """Whether any memory has a vector of this model."""
     return conn.execute("SELECT 1 FROM memory_vectors WHERE model_id = ? LIMIT 1",

@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import IO
 
 from causantic.errors import CausanticError, UsageError
+from causantic.memory.scope import memory_project
 from causantic.store import transfer as sql
 from causantic.store.db import Store, open_store
 from causantic.store.schema import schema_version
@@ -87,12 +88,13 @@ def export(
 
     Raises
     ------
-    UsageError : `since` is not an ISO date or time.
+    UsageError : `since` is not an ISO date or time, or no project answers to `project`.
     CausanticError : vectors were asked for but sqlite-vec cannot load, or `path` cannot be
         written.
     """
     since = normalise_since(since)
     conn = store.conn
+    project = memory_project(conn, project)  # a worktree folder or path names its project too
     present = table_names(conn)
     if vectors and sql.VECTORS_META in present and not store.load_vec():
         raise CausanticError("--vectors needs the sqlite-vec extension, which cannot load here; "
