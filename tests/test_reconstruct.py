@@ -154,6 +154,16 @@ def test_briefing_on_the_shared_transcripts(shared_db: Path):
     assert "branch 20260209-fish-completions" in result.text
 
 
+def test_briefing_lists_no_scratch_output_or_the_project_folder_as_files_read(shared_db: Path):
+    """spotter 4d5611e5 read a background task's output under /tmp/claude-<uid>/ and grepped
+    its whole worktree folder: neither is a file worth naming; the files it read are."""
+    text = briefing(_conn(shared_db), "spotter", session="4d5611e5", max_chars=20_000)
+    line = next(x for x in text.splitlines() if x.startswith("Files read or searched"))
+    assert "lib/spotter_web/live/pane_list_live.ex" in line
+    assert ".output" not in line and "/tasks/" not in line
+    assert "spotter-worktrees/spotter-dov," not in line + ","
+
+
 @pytest.mark.parametrize("cap", [30, 120, 700, 3000, 6000, 20_000])
 def test_briefing_never_exceeds_its_cap(shared_db: Path, cap: int):
     conn = _conn(shared_db)

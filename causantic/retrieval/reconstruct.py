@@ -480,7 +480,7 @@ def _state_sections(
         out.append((7, f"Resolved errors ({len(resolved)}):\n" + "\n".join(lines)))
     if state.edited:
         out.append((4, _file_line("Files edited", state.edited, rel)))
-    read_only = [f for f in state.files if f not in set(state.edited)]
+    read_only = _read_only(state.files, state.edited, state.cwd)
     if read_only:
         out.append((8, _file_line("Files read or searched", read_only, rel)))  # Grep/Glob paths too
     if state.commands:
@@ -520,6 +520,15 @@ def _subject(subject: str, rel: str) -> str:
     if not subject:
         return ""
     return f"`{clip_line(subject.replace(rel, '') if rel else subject, 100)}`"
+
+
+def _read_only(files: list[str], edited: list[str], cwd: str | None) -> list[str]:
+    """The files a session read or searched worth naming: not those it edited (listed
+    already), not its own folder (a search of the whole project), not Claude Code's scratch
+    output of background tasks (`/tmp/claude-<uid>/<project>/tasks/<id>.output`)."""
+    skip = set(edited) | ({cwd.rstrip("/")} if cwd else set())
+    return [f for f in files if f not in skip
+            and not (f.endswith(".output") and f.rsplit("/", 2)[-2:-1] == ["tasks"])]
 
 
 def _file_line(label: str, files: list[str], rel: str) -> str:
