@@ -870,7 +870,7 @@ ANSWERS_JSON = r'''{
         }
        ],
        "default": null,
-       "description": "The project it applies to (see list-projects); omit for every project.",
+       "description": "The project it applies to: a name from list-projects, a worktree folder name, or a path inside it (\".\" = the current one); omit for every project.",
        "title": "Project"
       }
      },
@@ -935,7 +935,7 @@ ANSWERS_JSON = r'''{
         }
        ],
        "default": null,
-       "description": "Only this project (plus global ones).",
+       "description": "Only this project (plus global ones): a name, worktree folder name or path.",
        "title": "Project"
       }
      },
@@ -1018,7 +1018,7 @@ ANSWERS_JSON = r'''{
        "title": "Focus"
       },
       "project": {
-       "description": "Project name (see list-projects).",
+       "description": "Project name (see list-projects), worktree folder name or path.",
        "minLength": 1,
        "title": "Project",
        "type": "string"
@@ -1733,7 +1733,7 @@ ANSWERS_JSON = r'''{
         }
        ],
        "default": null,
-       "description": "The project it applies to (see list-projects); omit for every project.",
+       "description": "The project it applies to: a name from list-projects, a worktree folder name, or a path inside it (\".\" = the current one); omit for every project.",
        "title": "Project"
       }
      },
@@ -1798,7 +1798,7 @@ ANSWERS_JSON = r'''{
         }
        ],
        "default": null,
-       "description": "Only this project (plus global ones).",
+       "description": "Only this project (plus global ones): a name, worktree folder name or path.",
        "title": "Project"
       }
      },
@@ -1881,7 +1881,7 @@ ANSWERS_JSON = r'''{
        "title": "Focus"
       },
       "project": {
-       "description": "Project name (see list-projects).",
+       "description": "Project name (see list-projects), worktree folder name or path.",
        "minLength": 1,
        "title": "Project",
        "type": "string"
@@ -2596,7 +2596,7 @@ ANSWERS_JSON = r'''{
         }
        ],
        "default": null,
-       "description": "The project it applies to (see list-projects); omit for every project.",
+       "description": "The project it applies to: a name from list-projects, a worktree folder name, or a path inside it (\".\" = the current one); omit for every project.",
        "title": "Project"
       }
      },
@@ -2661,7 +2661,7 @@ ANSWERS_JSON = r'''{
         }
        ],
        "default": null,
-       "description": "Only this project (plus global ones).",
+       "description": "Only this project (plus global ones): a name, worktree folder name or path.",
        "title": "Project"
       }
      },
@@ -2744,7 +2744,7 @@ ANSWERS_JSON = r'''{
        "title": "Focus"
       },
       "project": {
-       "description": "Project name (see list-projects).",
+       "description": "Project name (see list-projects), worktree folder name or path.",
        "minLength": 1,
        "title": "Project",
        "type": "string"
@@ -3459,7 +3459,7 @@ ANSWERS_JSON = r'''{
         }
        ],
        "default": null,
-       "description": "The project it applies to (see list-projects); omit for every project.",
+       "description": "The project it applies to: a name from list-projects, a worktree folder name, or a path inside it (\".\" = the current one); omit for every project.",
        "title": "Project"
       }
      },
@@ -3524,7 +3524,7 @@ ANSWERS_JSON = r'''{
         }
        ],
        "default": null,
-       "description": "Only this project (plus global ones).",
+       "description": "Only this project (plus global ones): a name, worktree folder name or path.",
        "title": "Project"
       }
      },
@@ -3607,7 +3607,7 @@ ANSWERS_JSON = r'''{
        "title": "Focus"
       },
       "project": {
-       "description": "Project name (see list-projects).",
+       "description": "Project name (see list-projects), worktree folder name or path.",
        "minLength": 1,
        "title": "Project",
        "type": "string"
@@ -4330,7 +4330,7 @@ ANSWERS_JSON = r'''{
         }
        ],
        "default": null,
-       "description": "The project it applies to (see list-projects); omit for every project.",
+       "description": "The project it applies to: a name from list-projects, a worktree folder name, or a path inside it (\".\" = the current one); omit for every project.",
        "title": "Project"
       }
      },
@@ -4395,7 +4395,7 @@ ANSWERS_JSON = r'''{
         }
        ],
        "default": null,
-       "description": "Only this project (plus global ones).",
+       "description": "Only this project (plus global ones): a name, worktree folder name or path.",
        "title": "Project"
       }
      },
@@ -4478,7 +4478,7 @@ ANSWERS_JSON = r'''{
        "title": "Focus"
       },
       "project": {
-       "description": "Project name (see list-projects).",
+       "description": "Project name (see list-projects), worktree folder name or path.",
        "minLength": 1,
        "title": "Project",
        "type": "string"

@@ -42,7 +42,8 @@ def add_tools(mcp: MCPServer, tool: Callable[..., Any], settings: Settings,
         importance: Annotated[float | None, Field(ge=1, le=10, description=(
             "Override the type's default importance (instruction 10 ... tool_output 3)."))] = None,
         project: Annotated[str | None, Field(description=(
-            "The project it applies to (see list-projects); omit for every project."))] = None,
+            "The project it applies to: a name from list-projects, a worktree folder name, or "
+            "a path inside it (\".\" = the current one); omit for every project."))] = None,
         cites: Annotated[list[str] | None, Field(description=(
             "Chunk ids the statement rests on (from search/reflect)."))] = None,
     ) -> str:
@@ -61,7 +62,8 @@ def add_tools(mcp: MCPServer, tool: Callable[..., Any], settings: Settings,
 
     @tool("memories")
     def memories(
-        project: Annotated[str | None, Field(description="Only this project (plus global ones).")] = None,
+        project: Annotated[str | None, Field(description=(
+            "Only this project (plus global ones): a name, worktree folder name or path."))] = None,
         observation_type: Annotated[Type | None, Field(description="Only this type.")] = None,
         limit: Annotated[int, Field(ge=1, le=200, description="Most memories to list.")] = 30,
     ) -> str:
@@ -90,7 +92,8 @@ def add_tools(mcp: MCPServer, tool: Callable[..., Any], settings: Settings,
 
     @tool("reflect", WRITE)
     def reflect(
-        project: Annotated[str, Field(min_length=1, description="Project name (see list-projects).")],
+        project: Annotated[str, Field(min_length=1, description=(
+            "Project name (see list-projects), worktree folder name or path."))],
         focus: Annotated[str | None, Field(description="Only observations about this.")] = None,
     ) -> str:
         """Reflect on a project's recent observations: returns guiding questions and evidence groups (topics, recent errors and fixes, repeated items). Answer them yourself and save each conclusion with observe(observation_type="insight" or "procedure", cites=[chunk ids]). Use when the session briefing says reflection is due."""
