@@ -11,10 +11,12 @@ from pathlib import Path
 
 from causantic.retrieval import freshness
 from causantic.retrieval.chains import recall
+from causantic.retrieval.prompt import prompt_recall
 from causantic.retrieval.reconstruct import reconstruct
 from causantic.retrieval.search import search
 from causantic.store import open_store
 
+from .conftest import SAMPLES
 from .helpers import ingest
 
 EDITED_AT = "2026-03-02T10:03:00.000Z"
@@ -104,6 +106,14 @@ def test_search_and_recall_name_the_files_changed_since(tmp_path: Path):
         assert not any("util.py" in h for h in headers)  # unchanged since its edit
     assert told.mode != "fallback" and "the payments API" in told.text  # a chain, not a fallback
     assert [r.get("changed_since") for r in found.as_dict()["results"]] == [[str(worker)]]
+    # The prompt hook's recall (opt-in) says it too (other sessions in memory make the
+    # prompt's words rare enough to count as a strong match).
+    ingest(db, SAMPLES)
+    with open_store(db, readonly=True) as store:
+        hinted = prompt_recall(store.conn, "the retry backoff in the worker never waits: fixed,"
+                               " now waits 2 ** attempt seconds",
+                               project=None)
+    assert hinted.matches and "· files changed since: worker.py" in hinted.text, hinted.text
     # Once the file is back to its old time, nothing is said.
     os.utime(worker, (_epoch(EDITED_AT), _epoch(EDITED_AT)))
     with open_store(db, readonly=True) as store:

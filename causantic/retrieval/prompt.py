@@ -53,7 +53,7 @@ def prompt_recall(
 ) -> PromptRecall:
     """Chunks that cover most of the prompt's information, rendered under `max_chars`."""
     # deferred: hook fast path: loaded only when this runs
-    from causantic.retrieval import render
+    from causantic.retrieval import freshness, render
     from causantic.retrieval.search import dedupe
     from causantic.store.hits import load_hits
 
@@ -71,6 +71,7 @@ def prompt_recall(
     chosen = dedupe(loaded, keep=MAX_SHOWN)
     if not chosen:
         return PromptRecall("", 0)
+    chosen = freshness.mark(chosen)  # a header names the files its edits wrote that changed since
     title = "Possibly relevant memory from earlier sessions (keyword match; verify before relying on it):"
     items, used = render.fit(
         [(render.header(h) + f" · {h.score:.0%} of the prompt's terms", h.text) for h in chosen],
