@@ -528,7 +528,7 @@ def _read_only(files: list[str], edited: list[str], cwd: str | None) -> list[str
     output of background tasks (`/tmp/claude-<uid>/<project>/tasks/<id>.output`)."""
     skip = set(edited) | ({cwd.rstrip("/")} if cwd else set())
     return [f for f in files if f not in skip
-            and not (f.endswith(".output") and f.rsplit("/", 2)[-2:-1] == ["tasks"])]
+            and not (f.endswith(".output") and Path(f).parent.name == "tasks")]
 
 
 def _file_line(label: str, files: list[str], rel: str) -> str:
