@@ -30,6 +30,7 @@ import json
 import os
 import shutil
 import statistics
+import sys
 import tempfile
 import time
 from collections.abc import Callable, Sequence
@@ -111,7 +112,7 @@ def build_db(folder: Path, sources: Sequence[Path]) -> Path:
     except OSError:  # another run finished the same build first: use theirs
         shutil.rmtree(building, ignore_errors=True)
     print(f"built {db}: {report.embedded} chunks embedded ({report.windows} windows) "
-          f"in {time.perf_counter() - started:.1f} s", flush=True)
+          f"in {time.perf_counter() - started:.1f} s", file=sys.stderr, flush=True)
     _drop_stale(folder, keep=done)
     return db
 
