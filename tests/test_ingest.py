@@ -154,8 +154,9 @@ def test_samples_chain_through_sub_agent_and_continued_session(tmp_path: Path):
 
 
 def test_a_sub_agent_read_before_its_parent_is_filed_under_the_parents_project(tmp_path: Path):
-    """Hooks can ingest a sub-agent's file before the session's own: its chunks must not stay
-    in project 'unknown' (invisible to every --project query) once the parent is read."""
+    """A sub-agent's file can be read before its session's own (given alone, or a copied
+    layout): its chunks must not stay in project 'unknown' (invisible to every --project
+    query) once the parent is read."""
     parent = SAMPLES / "-home-dev-acme-api" / "11111111-aaaa-4bbb-8ccc-000000000001.jsonl"
     agent = next((parent.parent / parent.stem).rglob("agent-*.jsonl"))
 
