@@ -64,11 +64,6 @@ def with_turn(hit: Hit, turn_texts: Iterable[str]) -> Hit:
 
 
 def mark(hits: Iterable[Hit]) -> list[Hit]:
-    """The hits, each with `Hit.changed` set from its stored text: the files its chunk edited
-    that have changed since. Call it before a hit's text is replaced by its answer unit."""
-    out = []
-    for hit in hits:
-        paths = edited_paths(hit.text)
-        newer = changed_since(paths, hit.end_time) if paths else []
-        out.append(hit.replace(changed=tuple(newer)) if newer else hit)
-    return out
+    """The hits, each with `Hit.changed` also naming the files its own chunk edited that have
+    changed since. Call it before a hit's text is replaced by its answer unit."""
+    return [with_turn(hit, (hit.text,)) for hit in hits]
