@@ -288,28 +288,29 @@ def latency(tiny: bool = False) -> list[dict[str, Any]]:
     rows = [{"what": f"lookup in-process ({info.chunks:,} chunks, {count:,} lessons)",
              "median_ms": round(statistics.median(times), 2),
              "p95_ms": round(percentile(times, 95), 2), "cpu_ms": "-", "runs": len(times)}]
-    env = dict(os.environ, CAUSANTIC_HOME=tempfile.mkdtemp(prefix="causantic-bench-home-"))
     from bench.hooks import _session_start_commands
 
-    start = {"session_id": "bench", "cwd": "/nonexistent/bench", "source": "startup",
-             "hook_event_name": "SessionStart"}
-    n = 5 if tiny else 40
-    for launcher, argv in _session_start_commands(db):  # python -m, console script, archive
-        base = argv[:-1]  # without "session-start"
-        _time(base + ["post-tool-use"], payloads[0], env)  # warm-up (archive extraction)
-        timed: dict[str, list[tuple[float, float]]] = {"post-tool-use": [], "session-start": []}
-        for i in range(n):  # interleaved, so both see the same load
-            timed["post-tool-use"].append(_time(base + ["post-tool-use"],
-                                                payloads[i % len(payloads)], env))
-            timed["session-start"].append(_time(base + ["session-start"], start, env))
-        for event in ("post-tool-use", "session-start"):
-            walls = [w for w, _ in timed[event]]
-            rows.append({"what": f"hook {event}, fresh process ({launcher})"
-                         + (" — reference" if event == "session-start" else ""),
-                         "median_ms": round(statistics.median(walls), 1),
-                         "p95_ms": round(percentile(walls, 95), 1),
-                         "cpu_ms": round(statistics.median(c for _, c in timed[event]), 1),
-                         "runs": len(walls)})
+    with tempfile.TemporaryDirectory(prefix="causantic-bench-home-") as home:
+        env = dict(os.environ, CAUSANTIC_HOME=home)
+        start = {"session_id": "bench", "cwd": "/nonexistent/bench", "source": "startup",
+                 "hook_event_name": "SessionStart"}
+        n = 5 if tiny else 40
+        for launcher, argv in _session_start_commands(db):  # python -m, console script, archive
+            base = argv[:-1]  # without "session-start"
+            _time(base + ["post-tool-use"], payloads[0], env)  # warm-up (archive extraction)
+            timed: dict[str, list[tuple[float, float]]] = {"post-tool-use": [], "session-start": []}
+            for i in range(n):  # interleaved, so both see the same load
+                timed["post-tool-use"].append(_time(base + ["post-tool-use"],
+                                                    payloads[i % len(payloads)], env))
+                timed["session-start"].append(_time(base + ["session-start"], start, env))
+            for event in ("post-tool-use", "session-start"):
+                walls = [w for w, _ in timed[event]]
+                rows.append({"what": f"hook {event}, fresh process ({launcher})"
+                             + (" — reference" if event == "session-start" else ""),
+                             "median_ms": round(statistics.median(walls), 1),
+                             "p95_ms": round(percentile(walls, 95), 1),
+                             "cpu_ms": round(statistics.median(c for _, c in timed[event]), 1),
+                             "runs": len(walls)})
     return rows
 
 

@@ -12,6 +12,7 @@ import contextlib
 import hashlib
 import importlib
 import json
+import tempfile
 from pathlib import Path
 
 import apsw
@@ -40,13 +41,21 @@ def test_every_expected_area_is_found():
 
 @pytest.mark.usefixtures("shared_dir")  # the areas read the shared transcripts or LoCoMo
 @pytest.mark.parametrize("area", areas())
-def test_area_runs_tiny_prints_a_table_and_writes_nothing(area: str, capsys: pytest.CaptureFixture[str]):
+def test_area_runs_tiny_prints_a_table_and_writes_nothing(
+        area: str, capsys: pytest.CaptureFixture[str], tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch):
+    """...and leaves no temporary folder behind (a leak here was one per run, every CI run)."""
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    monkeypatch.setenv("TMPDIR", str(scratch))  # the areas' worker processes
     before = _results_state()
     result = importlib.import_module(f"bench.{area}").run(tiny=True)
     out = capsys.readouterr().out
     assert isinstance(result, dict) and result
     assert "###" in out and "|" in out, out[-2000:]
     assert _results_state() == before
+    assert sorted(p.name for p in scratch.iterdir()) == []
 
 
 @pytest.mark.usefixtures("shared_dir")
