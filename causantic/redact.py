@@ -26,6 +26,8 @@ Invariants
 - Every quantifier is bounded; no pattern can backtrack more than linearly.
 - A value that has the exact shape of a known token (``ghp_...``, ``AKIA...``) is reported under
   that token's kind wherever it is found (bare, in an assignment, in a URL, after ``Bearer``).
+- Text between ``<private>`` and ``</private>`` (any case) is hidden whole, markers inside it
+  included; with no closing tag, to the end of the text (a forgotten tag errs on privacy).
 
 Limits (deliberate, each for speed or to avoid false positives)
 ---------------------------------------------------------------
@@ -62,8 +64,9 @@ __all__ = ["KINDS", "RULES_VERSION", "Redaction", "Redactor", "default_redactor"
 
 #: Raise when the detectors change what they find, so stores redacted under older rules are
 #: reported by `causantic doctor` and fixed by `causantic redact --rescan`. 1: up to issue 17;
-#: 2: redaction before trimming, PEM through prefixes, the shapes of issue 17.
-RULES_VERSION = 2
+#: 2: redaction before trimming, PEM through prefixes, the shapes of issue 17; 3: text the
+#: user marked ``<private>…</private>``.
+RULES_VERSION = 3
 
 #: Every kind the built-in detectors report, with what it covers.
 KINDS: Mapping[str, str] = MappingProxyType(
@@ -101,6 +104,8 @@ KINDS: Mapping[str, str] = MappingProxyType(
         "mysql -pX, redis-cli -a, curl -u user:pass, ldapsearch -w, smbclient -U user%pass, "
         "openssl -passout pass:X, az login -p",
         "azure-sas": "signature (sig=) of an Azure shared access signature URL",
+        "private": "text the user marked <private>…</private>, tags included (to the end of "
+        "the text when the closing tag is missing)",
     }
 )
 
@@ -783,6 +788,22 @@ def _private_key_tail(text: str, spans: list[_Span]) -> None:
         i = text.find("-----END ", i + 9)
 
 
+_PRIVATE_OPEN_RE = re.compile(r"<(?i:private)>")
+_PRIVATE_CLOSE_RE = re.compile(r"</(?i:private)>")
+
+
+def _private_spans(text: str) -> list[_Span]:
+    """Each ``<private>…</private>`` region, tags included; an unclosed one runs to the end."""
+    spans: list[_Span] = []
+    opened = _PRIVATE_OPEN_RE.search(text)
+    while opened is not None:
+        closed = _PRIVATE_CLOSE_RE.search(text, opened.end())
+        end = closed.end() if closed else len(text)
+        spans.append((opened.start(), end, "private"))
+        opened = _PRIVATE_OPEN_RE.search(text, end)
+    return spans
+
+
 _USERINFO_RE = re.compile(r"""[^\s/?"'`<>\\()\[\]{},;|]{1,512}""")
 # user:password@tcp(host:port)/db, a Go MySQL DSN: no scheme, the userinfo starts the value.
 _DSN_USER_RE = re.compile(r"""[^\s/?"'`<>\\()\[\]{},;|]{1,256}""")
@@ -1181,10 +1202,10 @@ class Redactor:
                 s, e = m.span(1) if pattern.groups and m.start(1) >= 0 else m.span()
                 if e > s:
                     spans.append((s, e, kind))
-        if not spans:
-            return spans
-        if _MARKER_PREFIX in text:
+        if spans and _MARKER_PREFIX in text:
             spans = _drop_marked(text, spans)
+        # Not subject to the marker rule: a region stored before this rule may hold markers.
+        spans += _private_spans(text)
         return _merge(spans) if spans else spans
 
     def redact(self, text: str) -> Redaction:
