@@ -90,7 +90,9 @@ def report_line(report) -> str:
 
     return (
         f"Ingested {plural(report.files, 'transcript file')} ({report.files_read} read, "
-        f"{report.files_unchanged} unchanged): +{plural(report.chunks_added, 'chunk')}, "
+        f"{report.files_unchanged} unchanged"
+        + (f", {report.files_excluded} kept out" if report.files_excluded else "")
+        + f"): +{plural(report.chunks_added, 'chunk')}, "
         f"{report.chunks_replaced} refreshed, +{plural(report.edges_added, 'edge')}, "
         f"{plural(len(report.sessions), 'session')} touched, "
         f"{plural(report.redactions, 'secret')} redacted, "

@@ -8,7 +8,7 @@ The config file is TOML at `<home>/config.toml` (home = `CAUSANTIC_HOME`, defaul
 default, allowed values, what to do with a bad value, and a one-line description. The file
 is checked against that table once, when settings load, into typed read-only sections
 (`settings.search.max_tokens`, `settings.topics.threshold`, `settings.hooks`,
-`settings.redaction`, `settings.memory`, `settings.lessons`); nothing else reads the parsed
+`settings.ingest`, `settings.redaction`, `settings.memory`, `settings.lessons`); nothing else reads the parsed
 file. The README's configuration table is `reference()` (a test keeps the two equal).
 Unknown keys are ignored.
 
@@ -60,7 +60,7 @@ class Key:
 
     `kind`: bool (true/false), flag (any value, read as true/false), int (whole number),
     number, str, path (a string; ~ expanded), regexes (table of kind = regex), importance
-    (table of type = number). `low`/`high` bound numbers inclusively, `above` exclusively;
+    (table of type = number), globs (list of strings). `low`/`high` bound numbers inclusively, `above` exclusively;
     `choices` lists the strings allowed. `on_bad` says what a bad value does: "error" (a
     UsageError), "type" (wrong type: the default; out of range: an error), "default" (the
     default), "bound" (wrong type: an error; below `low`: the default; above `high`: `high`).
@@ -102,6 +102,8 @@ KEYS: tuple[Key, ...] = (
         "CLAUDE_CONFIG_DIR wins)"),
     Key("redaction", "patterns", "regexes", {}, "your own secret formats: kind = regex "
         "(see Privacy)"),
+    Key("ingest", "exclude", "globs", (), "folders (absolute or ~/ globs) and project names "
+        "kept out of memory, like a `.nocausantic` file (see Privacy)"),
     Key("search", "max_tokens", "int", ANSWER_TOKENS, "default answer budget in tokens",
         low=1, on_bad="bound"),
     Key("search", "cluster_expansion", "bool", False, "add topic siblings of the best hits "
@@ -214,6 +216,14 @@ class HookSettings(Section):
     prompt_min_coverage: float
 
 
+class IngestSettings(Section):
+    """`[ingest]` (patterns with ``~`` expanded by `load_settings`)."""
+
+    __slots__ = ("exclude",)
+    SECTION = "ingest"
+    exclude: tuple[str, ...]
+
+
 class RedactionSettings(Section):
     """`[redaction]`."""
 
@@ -261,7 +271,8 @@ class LessonSettings(Section):
 
 #: The section classes, in Settings' order.
 SECTIONS: tuple[type[Section], ...] = (SearchSettings, TopicSettings, HookSettings,
-                                       RedactionSettings, MemorySettings, LessonSettings)
+                                       IngestSettings, RedactionSettings, MemorySettings,
+                                       LessonSettings)
 _KEYS_OF: dict[str, list[Key]] = {}  # KEYS by section
 _DEFAULTS: dict[str, dict[str, Any]] = {}
 for _key in KEYS:
@@ -278,7 +289,7 @@ class Settings(Record):
     """
 
     __slots__ = ("home", "db_path", "claude_dir", "config_path", "model_dir", "claude_json_path",
-                 "search", "topics", "hooks", "redaction", "memory", "lessons")
+                 "search", "topics", "hooks", "ingest", "redaction", "memory", "lessons")
     home: Path
     db_path: Path
     claude_dir: Path
@@ -290,6 +301,7 @@ class Settings(Record):
     search: SearchSettings
     topics: TopicSettings
     hooks: HookSettings
+    ingest: IngestSettings
     redaction: RedactionSettings
     memory: MemorySettings
     lessons: LessonSettings
@@ -305,6 +317,7 @@ class Settings(Record):
         search: SearchSettings | None = None,
         topics: TopicSettings | None = None,
         hooks: HookSettings | None = None,
+        ingest: IngestSettings | None = None,
         redaction: RedactionSettings | None = None,
         memory: MemorySettings | None = None,
         lessons: LessonSettings | None = None,
@@ -313,7 +326,8 @@ class Settings(Record):
             home=home, db_path=db_path, claude_dir=claude_dir, config_path=config_path,
             model_dir=model_dir, claude_json_path=claude_json_path,
             search=search or SearchSettings(), topics=topics or TopicSettings(),
-            hooks=hooks or HookSettings(), redaction=redaction or RedactionSettings(),
+            hooks=hooks or HookSettings(), ingest=ingest or IngestSettings(),
+            redaction=redaction or RedactionSettings(),
             memory=memory or MemorySettings(), lessons=lessons or LessonSettings(),
         )
 
@@ -368,10 +382,24 @@ def load_settings(
         search=SearchSettings.from_config(cfg),
         topics=TopicSettings.from_config(cfg),
         hooks=HookSettings.from_config(cfg),
+        ingest=_ingest_settings(cfg, user_home),
         redaction=RedactionSettings.from_config(cfg),
         memory=MemorySettings.from_config(cfg),
         lessons=LessonSettings.from_config(cfg),
     )
+
+
+def _ingest_settings(cfg: Mapping[str, Any], user_home: Path) -> IngestSettings:
+    """`[ingest]` with ``~`` expanded in its path patterns, which must be absolute."""
+    exclude = []
+    for pattern in IngestSettings.from_config(cfg).exclude:
+        if pattern == "~" or pattern.startswith("~/"):
+            pattern = str(user_home) + pattern[1:]
+        if "/" in pattern and not pattern.startswith("/"):
+            raise UsageError(f"config: ingest.exclude {pattern!r} must be an absolute path "
+                             "(or start with ~/), or a project name without a /")
+        exclude.append(pattern)
+    return IngestSettings(exclude=tuple(exclude))
 
 
 def with_overrides(settings: Settings, **changes: Any) -> Settings:
@@ -395,7 +423,7 @@ def reference() -> str:
         if key.kind == "importance":
             where = "[memory.importance] <type>"
             default = ", ".join(f"{kind} {value:g}" for kind, value in key.default.items())
-        elif key.kind == "regexes" or key.default is None:
+        elif key.kind in ("regexes", "globs") or key.default is None:
             default = "-"
         else:
             default = _toml(key.default)
@@ -409,7 +437,7 @@ def reference() -> str:
 _KIND_WORDS = {
     "bool": "true or false", "flag": "true or false", "int": "whole number", "number": "number",
     "str": "string", "path": "path", "regexes": "table of kind = regex",
-    "importance": "number",
+    "importance": "number", "globs": "list of strings",
 }
 
 
@@ -437,6 +465,10 @@ def _check(key: Key, value: Any) -> Any:
         return _regexes(key, value)
     if kind == "importance":
         return _importance(key, value)
+    if kind == "globs":
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise UsageError(f"config: {key.path} must be a list of strings, not {value!r}")
+        return tuple(value)
     right_type = (
         isinstance(value, bool) if kind == "bool"
         else isinstance(value, str) if kind in ("str", "path")

@@ -26,6 +26,7 @@ from causantic.claude.install import HOOK_SPECS, SERVER_NAME, claude_json_path, 
 from causantic.claude.lesson_hook import registered
 from causantic.config import Settings
 from causantic.errors import CausanticError
+from causantic.ingest.exclude import Exclusions
 from causantic.ingest.rescan import needs_rescan
 from causantic.model import load_verified
 from causantic.redact import RULES_VERSION
@@ -33,6 +34,7 @@ from causantic.retrieval.lessons import ledger_summary
 from causantic.store import open_store
 from causantic.store.counts import count_chunks
 from causantic.store.files import ingested_sizes
+from causantic.store.projects import project_dirs
 from causantic.store.redaction import rules_version
 from causantic.store.schema import MIGRATIONS, quick_check, schema_version
 from causantic.store.vec0 import ensure_vec, vec_version
@@ -108,6 +110,7 @@ def _database(settings: Settings) -> list[Check]:
             version = schema_version(conn)
             chunks = count_chunks(conn)
             redaction = _redaction(conn)
+            kept_out = _kept_out(conn, settings)
     except CausanticError as exc:  # names the file and says what to do: advice first
         return [Check("database", "problem", _one_line(exc))]
     except Exception as exc:  # noqa: BLE001 - reported, not raised
@@ -124,6 +127,8 @@ def _database(settings: Settings) -> list[Check]:
     out = [Check("database", "ok", f"{path} ({chunks:,} chunks, {schema}, integrity ok)")]
     if redaction is not None:
         out.append(redaction)
+    if kept_out is not None:
+        out.append(kept_out)
     mode = path.stat().st_mode & 0o777
     if mode & 0o077:
         out.append(Check("permissions", "warning",
@@ -141,6 +146,24 @@ def _redaction(conn) -> Check | None:
                  f"stored text was redacted under {'rules ' + str(stored) if stored else 'older rules'}"
                  f" (current: {RULES_VERSION}); secrets found since may be stored: run "
                  "`causantic redact --rescan`")
+
+
+def _kept_out(conn, settings: Settings) -> Check | None:
+    """A warning naming projects kept out of memory that still hold chunks stored before."""
+    exclusions = Exclusions(settings.ingest.exclude)
+    found: dict[str, str] = {}
+    for d in project_dirs(conn):
+        if d.project not in found:
+            reason = exclusions.reason(d.cwd or d.project_path)
+            if reason:
+                found[d.project] = reason
+    if not found:
+        return None
+    named = "; ".join(f"{name} ({why})" for name, why in found.items())
+    first = next(iter(found))
+    return Check("kept out", "warning",
+                 f"kept out of memory but holding chunks stored before: {named}; delete them "
+                 f"with `causantic forget --project {first} --yes`")
 
 
 def _model(settings: Settings) -> Check:

@@ -30,6 +30,9 @@ Contract (see ../shared/reference/claude-code-integration.md):
 - user-prompt-submit is off unless `[hooks] user_prompt_submit = true`; then it injects a
   keyword recall of at most `prompt_chars` characters, only for strong matches (see
   `causantic.retrieval.prompt`).
+- a session whose folder is kept out of memory (`[ingest] exclude`, a `.nocausantic` file:
+  `causantic.ingest.exclude`) gets nothing from any hook: no briefing, no recall, no
+  lesson, no ingest; the hook status records why.
 - post-tool-use (PostToolUse on Bash, PostToolUseFailure) offers a past lesson for the error
   just seen (`causantic.claude.lesson_hook`); on a `compact` session start the briefing opens
   with what the compaction summary dropped (`causantic.lessons.compact`). Whatever a hook
@@ -107,7 +110,10 @@ def run(argv: list[str], db: str | None = None) -> int:
     settings: Settings | None = None
     try:
         settings = load_settings(db)
-        result = HANDLERS[event](payload, settings)
+        handler = HANDLERS[event]
+        kept_out = _kept_out(payload, settings)
+        result = (HookResult(details={"skipped": f"kept out of memory: {kept_out}"})
+                  if kept_out else handler(payload, settings))
         if result.output:
             _write_stdout(result.output)
             # deferred: hook fast path: loaded only when this runs
@@ -675,6 +681,15 @@ def describe(exc: BaseException) -> str:
     if isinstance(exc, OSError) and exc.strerror:
         return f"{exc.strerror}: {exc.filename}" if exc.filename else exc.strerror
     return f"{type(exc).__name__}: {exc}"
+
+
+def _kept_out(payload: dict[str, Any], settings: Settings) -> str | None:
+    """Why the session's folder is kept out of memory (`causantic.ingest.exclude`), or None.
+    A session there is neither briefed, recalled for, nor read into memory."""
+    # deferred: hook fast path: loaded only when this runs
+    from causantic.ingest.exclude import Exclusions
+
+    return Exclusions(settings.ingest.exclude).reason(_str(payload.get("cwd")) or os.getcwd())
 
 
 def _str(value: object) -> str:

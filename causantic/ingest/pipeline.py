@@ -21,8 +21,10 @@ crash half way gives the same store as once.
 from __future__ import annotations
 
 import hashlib
+import json
 import mmap
 import os
+import re
 import stat
 import time
 from collections.abc import Callable
@@ -35,6 +37,7 @@ import apsw
 from causantic.derive_state import refresh as refresh_session_states
 from causantic.errors import DatabaseBusy, UsageError
 from causantic.ingest.chunking import DEFAULT_MAX_TOKENS, Chunk, Redact, chunk_turn
+from causantic.ingest.exclude import Exclusions
 from causantic.ingest.linking import link_project_continuations, link_session
 from causantic.ingest.scrub import scrub_parsed
 from causantic.lessons.episodes import refresh as refresh_lessons
@@ -60,6 +63,7 @@ class IngestReport:
     files: int = 0
     files_read: int = 0
     files_unchanged: int = 0
+    files_excluded: int = 0  # kept out of memory (`causantic.ingest.exclude`)
     chunks_added: int = 0
     chunks_replaced: int = 0
     edges_added: int = 0
@@ -74,6 +78,7 @@ class IngestReport:
             "files": self.files,
             "files_read": self.files_read,
             "files_unchanged": self.files_unchanged,
+            "files_excluded": self.files_excluded,
             "chunks_added": self.chunks_added,
             "chunks_replaced": self.chunks_replaced,
             "edges_added": self.edges_added,
@@ -93,12 +98,16 @@ def ingest_paths(
     max_tokens: int = DEFAULT_MAX_TOKENS,
     on_file: Callable[[TranscriptFile, IngestReport], None] | None = None,
     check_integrity: bool = True,
+    exclusions: Exclusions | None = None,
 ) -> IngestReport:
     """Ingest every transcript under `paths` (files or folders) into the store.
 
     `on_file` is called once per file, after the file's work is committed (or found
     unnecessary, or failed). With `check_integrity`, the file is checked (`PRAGMA
     quick_check`) before the first write, so nothing is written into a damaged file.
+    A file whose session works in a folder kept out of memory (`exclusions`, default: the
+    `.nocausantic` marker files alone) stores nothing, not even a checkpoint, so it is read
+    in full once it is no longer kept out.
 
     Raises
     ------
@@ -111,6 +120,7 @@ def ingest_paths(
     except FileNotFoundError as exc:
         raise UsageError(f"no such file or folder: {exc}") from exc
     report = IngestReport(files=len(found))
+    exclusions = exclusions or Exclusions()
     batch: list[_Read] = []
     batch_bytes = 0
     checked = not check_integrity
@@ -121,7 +131,7 @@ def ingest_paths(
             checked = checked or _check(store)
             _commit(store, batch, redact, report, max_tokens, on_file)
             batch, batch_bytes = [], 0
-        item = _read_or_report(store, tf, redact, report, max_tokens, on_file)
+        item = _read_or_report(store, tf, redact, report, max_tokens, on_file, exclusions)
         if item is not None:
             batch.append(item)
             batch_bytes += item.bytes_read
@@ -184,11 +194,12 @@ def _read_or_report(
     report: IngestReport,
     max_tokens: int,
     on_file: Callable[[TranscriptFile, IngestReport], None] | None,
+    exclusions: Exclusions | None,
     attempt: int = 0,
 ) -> _Read | None:
     """`_read`, with a failure or an unchanged file reported (and `on_file` told) here."""
     try:
-        item = _read(store, tf, redact, report, max_tokens, attempt)
+        item = _read(store, tf, redact, report, max_tokens, exclusions, attempt)
     except (OSError, ValueError) as exc:
         report.problems.append(f"{tf.path}: {exc}")
         item = None
@@ -203,9 +214,11 @@ def _read(
     redact: Redact,
     report: IngestReport,
     max_tokens: int,
+    exclusions: Exclusions | None,
     attempt: int,
 ) -> _Read | None:
-    """Read a file from its checkpoint and chunk it; None if there is nothing to do."""
+    """Read a file from its checkpoint and chunk it; None if there is nothing to do (or it
+    is kept out by ``exclusions``; None: not checked)."""
     conn = store.conn
     path = str(tf.path.resolve())
     try:
@@ -228,6 +241,9 @@ def _read(
     with open(path, "rb") as f:
         data = _map(f, st.st_size)
         try:
+            cwd = _head_cwd(data) if exclusions is not None else ""
+            if cwd and _kept_out(exclusions, cwd, report):
+                return None
             head = hashlib.sha1(data[:_HEAD_BYTES]).hexdigest()
             start, state, counted = 0, {}, 0
             if (
@@ -241,6 +257,10 @@ def _read(
         finally:
             if isinstance(data, mmap.mmap):
                 data.close()
+    if exclusions is not None and not cwd:  # no cwd near the start: the one parsing found
+        cwd = next((c for i in parsed.sessions.values() for c in (i.cwd, i.agent_cwd) if c), "")
+        if _kept_out(exclusions, cwd, report):
+            return None
     warmup = tf.kind == "subagent" and is_warmup(parsed)
     chunks: list[Chunk] = []
     if not warmup:  # a warm-up file stores nothing but its checkpoint
@@ -251,6 +271,32 @@ def _read(
             chunks += chunk_turn(turn, redact, max_tokens, fallback_time=undated)
     parsed.turns = []  # the tool outputs they hold are no longer needed
     return _Read(tf, path, st, head, start, checkpoint, parsed, chunks, warmup, attempt)
+
+
+_CWD_RE = re.compile(rb'"cwd"\s*:\s*"((?:[^"\\]|\\.){1,4096})"')
+_CWD_SCAN_BYTES = 64 << 10
+
+
+def _head_cwd(data: bytes | mmap.mmap) -> str:
+    """The first working directory the file names in its first 64 KB ('' if none): every
+    Claude Code record carries `cwd` near its start, so this avoids parsing a file that is
+    kept out."""
+    m = _CWD_RE.search(data[:_CWD_SCAN_BYTES])
+    if m is None:
+        return ""
+    try:
+        cwd = json.loads(b'"' + m.group(1) + b'"')
+    except ValueError:
+        return ""
+    return cwd if isinstance(cwd, str) else ""
+
+
+def _kept_out(exclusions: Exclusions | None, cwd: str, report: IngestReport) -> bool:
+    """Whether the file of a session working in ``cwd`` is kept out (and counted so)."""
+    if exclusions is None or not exclusions.reason(cwd):
+        return False
+    report.files_excluded += 1
+    return True
 
 
 def _map(f, size: int) -> bytes | mmap.mmap:
@@ -374,8 +420,8 @@ def _commit(
                 if on_file is not None:
                     on_file(item.tf, report)
                 continue
-            again = _read_or_report(
-                store, item.tf, redact, report, max_tokens, on_file, item.attempt + 1
+            again = _read_or_report(  # None: it was let in the first time
+                store, item.tf, redact, report, max_tokens, on_file, None, item.attempt + 1
             )
             if again is not None:
                 batch.append(again)

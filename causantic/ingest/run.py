@@ -12,6 +12,7 @@ from causantic.config import Settings
 from causantic.errors import Interrupted
 from causantic.fsutil import file_lock, private_dir
 from causantic.ingest.embed import EmbedReport
+from causantic.ingest.exclude import Exclusions
 from causantic.ingest.pipeline import IngestReport, ingest_paths
 from causantic.progress import ProgressLine
 from causantic.redact import Redactor
@@ -59,7 +60,8 @@ def run_ingest(settings: Settings, paths: list[Path], progress: bool = False) ->
     check = integrity_due(settings)
     try:
         with open_store(settings.db_path) as store:
-            report = ingest_paths(store, paths, redact, on_file=on_file, check_integrity=check)
+            report = ingest_paths(store, paths, redact, on_file=on_file, check_integrity=check,
+                                  exclusions=Exclusions(settings.ingest.exclude))
             _observe(store, settings, redact, report)
         if check and report.files_read:
             _mark_checked(settings)

@@ -1,0 +1,94 @@
+"""Folders kept out of memory: `[ingest] exclude` patterns and `.nocausantic` marker files.
+
+A session is kept out, never read into memory and never briefed by the hooks, when its
+working directory or its project's folder (the main checkout of a linked worktree), or a
+folder above either, holds a file named `.nocausantic`, or when it matches a pattern:
+
+- a pattern holding a ``/`` (``~`` is expanded when settings load) is a path glob matched
+  against those folders and every folder above them: ``*`` and ``?`` stay within one
+  folder name, ``**`` spans any number of them. So ``~/clients/*`` or ``~/clients`` keeps
+  out everything under ``~/clients``, at any depth;
+- a pattern without one is a glob on the project's name as `causantic list-projects` shows
+  it: ``scratch``, ``tmp-*``.
+
+Hooks ask on every event, so this is standard library only and costs a few ``stat`` calls;
+ingest asks once per transcript file, from the first working directory the file names.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+
+from causantic.transcripts.project import project_for_cwd
+
+#: A file of this name in a folder keeps the folder, and everything under it, out of memory.
+MARKER = ".nocausantic"
+
+
+class Exclusions:
+    """What to keep out: the `[ingest] exclude` patterns plus the marker files on disk."""
+
+    def __init__(self, patterns: Iterable[str] = ()) -> None:
+        self.patterns = tuple(p for p in patterns if p)
+        self._paths = [(p, _path_regex(p)) for p in self.patterns if "/" in p]
+        self._names = [p for p in self.patterns if "/" not in p]
+
+    def reason(self, cwd: str | None) -> str | None:
+        """Why a session working in ``cwd`` is kept out of memory (one short phrase), or
+        None when it is not. An empty ``cwd`` (a transcript that names none) is never."""
+        if not cwd:
+            return None
+        project = project_for_cwd(cwd)
+        folders = _with_parents(cwd)
+        if project.path and project.path != cwd:
+            folders += [f for f in _with_parents(project.path) if f not in folders]
+        for folder in folders:
+            if os.path.isfile(os.path.join(folder, MARKER)):
+                return f"{os.path.join(folder, MARKER)} exists"
+        for pattern, regex in self._paths:
+            if any(regex.fullmatch(folder) for folder in folders):
+                return f"[ingest] exclude {pattern!r}"
+        if self._names:
+            # deferred: hook fast path: only with name patterns
+            from fnmatch import fnmatchcase
+
+            for pattern in self._names:
+                if fnmatchcase(project.name, pattern):
+                    return f"[ingest] exclude {pattern!r}"
+        return None
+
+
+def _with_parents(path: str) -> list[str]:
+    """``path`` (without a trailing ``/``) and every folder above it, up to ``/``."""
+    path = os.path.normpath(path) if path != "/" else path
+    out = [path]
+    while True:
+        parent = os.path.dirname(path)
+        if parent == path:
+            return out
+        out.append(parent)
+        path = parent
+
+
+def _path_regex(pattern: str):  # type: ignore[no-untyped-def]
+    """A compiled regex for a path glob: ``**`` any folders, ``*``/``?`` within one name."""
+    # deferred: hook fast path: only with path patterns
+    import re
+
+    pattern = os.path.normpath(pattern) if pattern != "/" else pattern
+    out, i = [], 0
+    while i < len(pattern):
+        if pattern.startswith("**", i):
+            out.append(".*")
+            i += 2
+        elif pattern[i] == "*":
+            out.append("[^/]*")
+            i += 1
+        elif pattern[i] == "?":
+            out.append("[^/]")
+            i += 1
+        else:
+            out.append(re.escape(pattern[i]))
+            i += 1
+    return re.compile("".join(out))
