@@ -22,6 +22,10 @@ from collections.abc import Iterable
 
 from causantic.transcripts.project import project_for_cwd
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing on the hook path
+if TYPE_CHECKING:
+    import re
+
 #: A file of this name in a folder keeps the folder, and everything under it, out of memory.
 MARKER = ".nocausantic"
 
@@ -71,7 +75,7 @@ def _with_parents(path: str) -> list[str]:
         path = parent
 
 
-def _path_regex(pattern: str):  # type: ignore[no-untyped-def]
+def _path_regex(pattern: str) -> re.Pattern[str]:
     """A compiled regex for a path glob: ``**`` any folders, ``*``/``?`` within one name."""
     # deferred: hook fast path: only with path patterns
     import re
