@@ -189,6 +189,10 @@ def cmd_list_sessions(args: argparse.Namespace, settings: Settings) -> int:
     from causantic.retrieval.browse import list_sessions, render_sessions
     from causantic.store import open_store
 
+    if args.project_name and args.project and args.project_name != args.project:
+        raise UsageError(f"two projects given ({args.project_name!r} and --project "
+                         f"{args.project!r}); name one")
+    args.project = args.project or args.project_name
     with open_store(settings.db_path, readonly=True) as store:
         _project_here(args, store.conn)
         sessions = list_sessions(
@@ -611,7 +615,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true")
 
     p = command("list-sessions", cmd_list_sessions, "Sessions of a project, newest first.",
-                "causantic list-sessions --project cli --days-back 7")
+                "causantic list-sessions cli --days-back 7")
+    p.add_argument("project_name", nargs="?", metavar="PROJECT",
+                   help="the project, as --project (default: the current folder's)")
     p.add_argument("--project", help="the project (default: the current folder's)")
     p.add_argument("--days-back", type=_positive, help="only sessions active in the last N days")
     p.add_argument("--limit", type=_positive, default=50)

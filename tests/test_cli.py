@@ -79,6 +79,8 @@ def test_list_projects_and_sessions(sample_db: Path):
     for s in titled:
         assert next(x for x in sessions.stdout.splitlines()
                     if s["session_id"] in x).endswith(f" — {s['title']}")
+    # The project may be named without --project, as people type it.
+    assert run("--db", str(sample_db), "list-sessions", "acme-api").stdout == sessions.stdout
 
 
 @pytest.mark.parametrize(
@@ -86,6 +88,7 @@ def test_list_projects_and_sessions(sample_db: Path):
     [
         (("ingest", "/no/such/path"), 2, "no such file or folder"),
         (("list-sessions", "--project", "nope"), 2, "no project 'nope'; projects in memory: acme-api"),
+        (("list-sessions", "acme-api", "--project", "other"), 2, "two projects given"),
         (("search", "x", "--limit", "0"), 2, "must be at least 1"),
     ],
 )
