@@ -189,10 +189,6 @@ def cmd_list_sessions(args: argparse.Namespace, settings: Settings) -> int:
     from causantic.retrieval.browse import list_sessions, render_sessions
     from causantic.store import open_store
 
-    if args.project_name and args.project and args.project_name != args.project:
-        raise UsageError(f"two projects given ({args.project_name!r} and --project "
-                         f"{args.project!r}); name one")
-    args.project = args.project or args.project_name
     with open_store(settings.db_path, readonly=True) as store:
         _project_here(args, store.conn)
         sessions = list_sessions(
@@ -536,6 +532,22 @@ def _positive(value: str) -> int:
     return n
 
 
+def project_word(p: argparse.ArgumentParser) -> None:
+    """An optional PROJECT word, as people type it (`causantic lessons cli`); `main` merges
+    it into ``--project``."""
+    p.add_argument("project_word", nargs="?", metavar="PROJECT", help="the same as --project")
+
+
+def _merge_project_word(args: argparse.Namespace) -> None:
+    word = getattr(args, "project_word", None)
+    if word is None:
+        return
+    if args.project is not None and args.project != word:
+        raise UsageError(f"two projects given ({word!r} and --project {args.project!r}); "
+                         "name one")
+    args.project = word
+
+
 def _global_options(p: argparse.ArgumentParser) -> None:
     """--db and --debug after a command too (`causantic search X --db f.db`): SUPPRESS leaves
     a value given before the command in place when the command's own is absent."""
@@ -616,8 +628,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = command("list-sessions", cmd_list_sessions, "Sessions of a project, newest first.",
                 "causantic list-sessions cli --days-back 7")
-    p.add_argument("project_name", nargs="?", metavar="PROJECT",
-                   help="the project, as --project (default: the current folder's)")
+    project_word(p)
     p.add_argument("--project", help="the project (default: the current folder's)")
     p.add_argument("--days-back", type=_positive, help="only sessions active in the last N days")
     p.add_argument("--limit", type=_positive, default=50)
@@ -731,7 +742,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = command("lessons", cmd_lessons,
                 "Lessons from past errors: what failed, what was tried, what fixed it.",
-                "causantic lessons --project cli --json")
+                "causantic lessons cli --json")
+    project_word(p)
     p.add_argument("--project", help="only this project")
     p.add_argument("--limit", type=_positive, default=50, help="most lessons (default 50)")
     p.add_argument("--unresolved", action="store_true", help="only errors never solved")
@@ -824,6 +836,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return 2
     try:
+        _merge_project_word(args)
         return args.handler(args, load_settings(args.db))
     except CausanticError as exc:
         if args.debug:

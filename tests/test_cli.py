@@ -81,6 +81,11 @@ def test_list_projects_and_sessions(sample_db: Path):
                     if s["session_id"] in x).endswith(f" — {s['title']}")
     # The project may be named without --project, as people type it.
     assert run("--db", str(sample_db), "list-sessions", "acme-api").stdout == sessions.stdout
+    for command in ("lessons", "memories"):
+        flag = run("--db", str(sample_db), command, "--project", "acme-api", "--json")
+        word = run("--db", str(sample_db), command, "acme-api", "--json")
+        assert flag.returncode == word.returncode == 0 and flag.stdout == word.stdout
+        assert run("--db", str(sample_db), command, "nope").returncode == 2
 
 
 @pytest.mark.parametrize(

@@ -127,7 +127,8 @@ def add_parsers(command: Callable[..., argparse.ArgumentParser],
     p.add_argument("--json", action="store_true")
 
     p = command("memories", cmd_memories, "List remembered observations, most important first.",
-                "causantic memories --project web --type instruction")
+                "causantic memories web --type instruction")
+    p.add_argument("project_word", nargs="?", metavar="PROJECT", help="the same as --project")
     p.add_argument("--project", help="only this project (and memories for every project)")
     p.add_argument("--type", action="append", choices=TYPES, help="only this type (repeatable)")
     p.add_argument("--sort", choices=("importance", "recent"), default="importance")
