@@ -34,6 +34,10 @@ def test_stats_json_counts(sample_db: Path):
     doc = json.loads(out.stdout)
     assert {"sessions", "chunks", "edges", "vectors", "clusters", "projects"} <= set(doc)
     assert doc["sessions"] == 3 and doc["projects"] == 1 and doc["redactions"] >= 3
+    # its size on disk, as the file holds it and as people read it
+    assert doc["bytes"] == sample_db.stat().st_size
+    text = run("--db", str(sample_db), "stats").stdout
+    assert text.startswith(f"Memory at {sample_db} (") and " KB)\n" in text
 
 
 def test_search_text_and_json_agree(sample_db: Path):

@@ -95,6 +95,15 @@ def stats(conn: apsw.Connection) -> dict[str, object]:
     return dict(stored_counts(conn)._asdict())
 
 
+def _size(n: int) -> str:
+    """A byte count as people read it: 740 KB, 23.5 MB, 1.2 GB."""
+    if n < 1 << 20:
+        return f"{max(1, round(n / 1024))} KB"
+    if n < 1 << 30:
+        return f"{n / (1 << 20):.1f} MB"
+    return f"{n / (1 << 30):.1f} GB"
+
+
 def render_stats(s: dict[str, object], db_path: str) -> str:
     kinds = s.get("edge_kinds")
     kind_text = (", ".join(f"{k} {v}" for k, v in sorted(kinds.items()))
@@ -102,7 +111,7 @@ def render_stats(s: dict[str, object], db_path: str) -> str:
     chunks, vectors = int(str(s["chunks"])), int(str(s["vectors"]))
     untokened = vectors - int(str(s.get("token_bits", vectors)))
     lines = [
-        f"Memory at {db_path}",
+        f"Memory at {db_path}" + (f" ({_size(int(str(s['bytes'])))})" if s.get("bytes") else ""),
         f"- projects: {s['projects']}",
         f"- sessions: {s['sessions']}",
         f"- chunks: {s['chunks']} ({s['subagent_chunks']} from sub-agents)",

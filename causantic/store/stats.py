@@ -30,6 +30,7 @@ class StoredCounts(NamedTuple):
     last: str | None
     edge_kinds: dict[str, int]
     schema_version: int
+    bytes: int  # the database's size: pages times page size (its WAL's committed pages included)
 
 
 def stored_counts(conn: apsw.Connection) -> StoredCounts:
@@ -57,4 +58,5 @@ def stored_counts(conn: apsw.Connection) -> StoredCounts:
         last=one("SELECT max(end_time) FROM chunks"),
         edge_kinds=dict(conn.execute("SELECT kind, count(*) FROM edges GROUP BY kind")),
         schema_version=schema_version(conn),
+        bytes=int(one("PRAGMA page_count")) * int(one("PRAGMA page_size")),
     )
