@@ -18,7 +18,9 @@ a chunk by foreign key with `ON DELETE CASCADE` (topic memberships), and the aut
 memories drawn from those chunks (`causantic.memory.observe.forget_auto_for_chunks`, which
 tombstones them). Tombstones in `forgotten` keep a re-ingest from bringing the data back:
 scope `session` when whole sessions are forgotten (criteria are only project and/or session),
-otherwise scope `chunk` (content-hash ids). Limitation: a chunk-scope tombstone names one version of a chunk; if the chunk belonged
+otherwise scope `chunk` (content-hash ids). Deleted text leaves the file itself: SQLite and
+FTS5 secure-delete, then `VACUUM` and a WAL checkpoint (`_for_good`); what stays is the
+tombstones and the list of transcript files read. Limitation: a chunk-scope tombstone names one version of a chunk; if the chunk belonged
 to a turn that was still growing, a later re-read renders a different chunk (new id) that is
 not covered.
 """
@@ -26,6 +28,8 @@ not covered.
 from __future__ import annotations
 
 import statistics
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -39,7 +43,9 @@ from causantic.retrieval.projects import resolve_project
 from causantic.retrieval.prompt import term_coverage
 from causantic.store import chunks as chunk_store
 from causantic.store import forgotten as tombstones
+from causantic.store import redaction
 from causantic.store import sessions as session_store
+from causantic.store import topics as topic_store
 from causantic.store.db import Store
 from causantic.timestamps import iso_utc, parse_when
 from causantic.tokens import clip
@@ -127,19 +133,54 @@ def forget(
     whole = query is None and after_ts is None and before_ts is None
     scope = "session" if whole else "chunk"
     sessions = sorted({m.session_id for m in matches})
-    if not dry_run and matches:
-        _delete(conn, matches, sessions if whole else [], _reason(project, session_id, after,
-                                                                  before, query))
-    text = _render(matches, sessions, scope, similarity, dry_run, threshold,
-                   _criteria(project, session_id, after, before, query))
-
     memories = matching(store, project=project, session_id=session_id, after=after_ts,
                         before=before_ts, query=query, threshold=threshold, model_dir=model_dir)
-    also = forget_matching(store, memories, dry_run=dry_run,
-                           reason=_reason(project, session_id, after, before, query))
+    reason = _reason(project, session_id, after, before, query)
+    notes: list[str] = []
+    with _for_good(conn, dry_run or not (matches or memories), notes):
+        if not dry_run and matches:
+            _delete(conn, matches, sessions if whole else [], reason)
+        also = forget_matching(store, memories, dry_run=dry_run, reason=reason)
+    text = _render(matches, sessions, scope, similarity, dry_run, threshold,
+                   _criteria(project, session_id, after, before, query))
     if also:
         text = _with_memories(text, also, dry_run)
+    if notes:
+        text += "".join(f"\nNote: {note}." for note in notes)
     return ForgetResult(dry_run, len(matches), sessions, scope, similarity, text, matches)
+
+
+@contextmanager
+def _for_good(conn: apsw.Connection, dry_run: bool, notes: list[str]) -> Iterator[None]:
+    """Deletes that leave nothing behind in the file.
+
+    SQLite overwrites deleted content with zeros and the full-text indexes drop a deleted
+    row's terms (not only mark them); then the file is rewritten from its live rows
+    (`VACUUM`: a page a delete turned from a leaf into an interior page keeps old rows in
+    its unused part) and the WAL, which still holds the old pages, is emptied. Without this,
+    most of a forgotten project's text stayed readable in the file. VACUUM takes about 8 s
+    per GB; when another process is writing it is skipped and ``notes`` says so.
+    """
+    if dry_run:
+        yield
+        return
+    redaction.secure_delete_on(conn)
+    with conn:
+        redaction.fts_secure_delete(conn, True)
+    try:
+        yield
+    finally:
+        with conn:
+            redaction.fts_secure_delete(conn, False)
+        try:
+            redaction.vacuum(conn)
+        except apsw.BusyError:
+            notes.append("another process was writing, so the file was not rewritten: parts "
+                         "of the forgotten text may stay in its unused space until "
+                         "`causantic redact --rescan` rewrites it")
+        if redaction.checkpoint(conn)[0]:
+            notes.append("another process kept the WAL open; the old pages leave it at its "
+                         "next checkpoint")
 
 
 def _with_memories(text: str, also: str, dry_run: bool) -> str:
@@ -230,14 +271,15 @@ def _delete(conn: apsw.Connection, matches: list[Match], whole_sessions: list[st
 
     Deleting a chunk row takes with it, by trigger or foreign-key cascade: its FTS entry,
     its edges, its vector bookkeeping row, its topic membership and its session's stored
-    state (recomputed on demand).
+    state (recomputed on demand); its vectors' index entries and topics left empty go here.
     """
     # deferred: heavy: pulls numpy, only needed here
-    from causantic.store import vectors
+    from causantic.store import vector_index, vectors
 
     rowids = [m.rowid for m in matches]
     with conn:
         vectors.drop_chunk_vectors(conn, rowids)
+        vector_index.remove(conn, {m.project for m in matches}, rowids)
         chunk_store.delete_rowids(conn, rowids)
         if whole_sessions:
             tombstones.add_tombstones(conn, "session", [(s, reason) for s in whole_sessions])
@@ -246,6 +288,7 @@ def _delete(conn: apsw.Connection, matches: list[Match], whole_sessions: list[st
             tombstones.add_tombstones(conn, "chunk", [(m.chunk_id, reason) for m in matches])
 
         forget_auto_for_chunks(conn, [m.chunk_id for m in matches])  # their text came from these
+        topic_store.drop_empty(conn)  # named after the deleted chunks alone
 
 
 # -- text ----------------------------------------------------------------------------------

@@ -13,6 +13,7 @@ from causantic.errors import UsageError
 from causantic.forget import forget
 from causantic.ingest.run import run_ingest
 from causantic.store import open_store
+from causantic.store.vec0 import WINDOW_SLOTS
 
 from .conftest import PYTHON, SAMPLES
 from .helpers import count as _count
@@ -237,3 +238,45 @@ def _fts_hits(db: Path, word: str, session_id: str) -> int:
         return int(store.conn.execute(
             "SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?", (f'"{word}"',)
         ).fetchone()[0])
+
+
+def test_forgotten_text_and_vectors_leave_the_file_and_its_wal(samples_embedded: Path,
+                                                              tmp_path: Path):
+    """'For good': nothing of a forgotten session stays readable in the database file or
+    its WAL: not its text (free pages, FTS segments), not its vectors, token bits or vector
+    index entries, not a topic named after it alone. Before, most of the text stayed."""
+    import glob
+    import shutil
+
+    db = tmp_path / "m.db"
+    shutil.copy2(samples_embedded, db)
+    session = "11111111-aaaa-4bbb-8ccc-000000000001"
+    with open_store(db) as store:
+        conn = store.conn
+        assert store.load_vec()
+        own = [t for (t,) in conn.execute("SELECT text FROM chunks WHERE session_id = ?",
+                                          (session,))]
+        others = "\n".join(t for (t,) in conn.execute(
+            "SELECT text FROM chunks WHERE session_id != ?", (session,)))
+        pieces = {t[i:i + 32] for t in own for i in range(0, max(1, len(t) - 32), 97)}
+        pieces = {p for p in pieces if len(p) == 32 and p not in others}
+        rowids = "SELECT rowid FROM chunks WHERE session_id = ?"
+        blobs = [b for (b,) in conn.execute(
+            "SELECT embedding FROM chunk_vectors WHERE rowid / ? IN (" + rowids + ")",
+            (WINDOW_SLOTS, session))]
+        blobs += [b for (b,) in conn.execute(
+            "SELECT bits FROM chunk_token_bits WHERE chunk_rowid IN (" + rowids + ")", (session,))]
+        with conn:
+            conn.execute("INSERT INTO topics(id, name, centroid) VALUES (7, 'only that session',"
+                         " x'00')")
+            conn.execute("INSERT INTO topic_members(chunk_rowid, topic_id, distance)"
+                         " SELECT rowid, 7, 0.1 FROM chunks WHERE session_id = ?", (session,))
+        assert len(pieces) >= 10 and len(blobs) >= 4
+        data = b"".join(Path(f).read_bytes() for f in glob.glob(f"{db}*"))
+        assert all(p.encode() in data for p in pieces)  # the check can see them
+        forget(store, session_id=session, dry_run=False)
+        assert conn.execute("SELECT count(*) FROM topics WHERE id = 7").fetchone()[0] == 0
+    data = b"".join(Path(f).read_bytes() for f in glob.glob(f"{db}*"))
+    assert [p for p in pieces if p.encode() in data] == []
+    assert [b[:32] for b in blobs if b[:32] in data] == []
+    assert b"only that session" not in data

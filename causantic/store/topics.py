@@ -85,6 +85,13 @@ def clear(conn: apsw.Connection) -> None:
     conn.execute(f"DELETE FROM {TOPICS}")
 
 
+def drop_empty(conn: apsw.Connection) -> int:
+    """Delete topics left without members (their name and centroid came from deleted chunks)."""
+    conn.execute("DELETE FROM topics WHERE NOT EXISTS"
+                 " (SELECT 1 FROM topic_members m WHERE m.topic_id = topics.id)")
+    return conn.changes()
+
+
 def insert_topics(conn: apsw.Connection, topics: Iterable[NewTopic]) -> None:
     conn.executemany(
         f"INSERT INTO {TOPICS}(id, name, terms, centroid) VALUES (?, ?, ?, ?)",

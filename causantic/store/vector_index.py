@@ -139,6 +139,42 @@ def append(
             )
 
 
+def remove(conn: apsw.Connection, projects: Iterable[str], rowids: Iterable[int]) -> int:
+    """Take the entries of these chunk rowids out of the projects' blocks (call inside the
+    transaction that deletes the chunks); return how many were taken out.
+
+    Stale entries are harmless to search, but `forget` must leave nothing of a chunk behind,
+    not even its sign bits. Pure bytes: no numpy.
+    """
+    # deferred: hook fast path: loaded only when this runs
+    from array import array
+
+    gone = set(rowids)
+    if not gone or not _exists(conn):
+        return 0
+    removed = 0
+    for project in set(projects):
+        blocks: list[tuple[int, int, bytes, bytes]] = conn.execute(  # type: ignore[assignment]
+            f"SELECT id, size, rowids, bits FROM {BLOCKS_TABLE} WHERE project = ?", (project,)
+        ).fetchall()
+        for block_id, size, rowid_blob, bits in blocks:
+            ids = array("q")
+            ids.frombytes(rowid_blob)
+            keep = [i for i, r in enumerate(ids) if r not in gone]
+            if len(keep) == size:
+                continue
+            removed += size - len(keep)
+            if not keep:
+                conn.execute(f"DELETE FROM {BLOCKS_TABLE} WHERE id = ?", (block_id,))
+                continue
+            width = len(bits) // size
+            conn.execute(
+                f"UPDATE {BLOCKS_TABLE} SET size = ?, rowids = ?, bits = ? WHERE id = ?",
+                (len(keep), _rowid_bytes(ids[i] for i in keep),
+                 b"".join(bits[i * width:(i + 1) * width] for i in keep), block_id))
+    return removed
+
+
 def _rowid_bytes(rowids: Iterable[int]) -> bytes:
     # deferred: hook fast path: loaded only when this runs
     from array import array
