@@ -19,7 +19,7 @@ memories drawn from those chunks (`causantic.memory.observe.forget_auto_for_chun
 tombstones them). Tombstones in `forgotten` keep a re-ingest from bringing the data back:
 scope `session` when whole sessions are forgotten (criteria are only project and/or session),
 otherwise scope `chunk` (content-hash ids). Deleted text leaves the file itself: SQLite and
-FTS5 secure-delete, then `VACUUM` and a WAL checkpoint (`_for_good`); what stays is the
+FTS5 secure-delete, then `VACUUM` and a WAL checkpoint (`store.redaction.for_good`); what stays is the
 tombstones and the list of transcript files read. Limitation: a chunk-scope tombstone names one version of a chunk; if the chunk belonged
 to a turn that was still growing, a later re-read renders a different chunk (new id) that is
 not covered.
@@ -28,8 +28,6 @@ not covered.
 from __future__ import annotations
 
 import statistics
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -137,7 +135,7 @@ def forget(
                         before=before_ts, query=query, threshold=threshold, model_dir=model_dir)
     reason = _reason(project, session_id, after, before, query)
     notes: list[str] = []
-    with _for_good(conn, dry_run or not (matches or memories), notes):
+    with redaction.for_good(conn, notes, skip=dry_run or not (matches or memories)):
         if not dry_run and matches:
             _delete(conn, matches, sessions if whole else [], reason)
         also = forget_matching(store, memories, dry_run=dry_run, reason=reason)
@@ -148,39 +146,6 @@ def forget(
     if notes:
         text += "".join(f"\nNote: {note}." for note in notes)
     return ForgetResult(dry_run, len(matches), sessions, scope, similarity, text, matches)
-
-
-@contextmanager
-def _for_good(conn: apsw.Connection, dry_run: bool, notes: list[str]) -> Iterator[None]:
-    """Deletes that leave nothing behind in the file.
-
-    SQLite overwrites deleted content with zeros and the full-text indexes drop a deleted
-    row's terms (not only mark them); then the file is rewritten from its live rows
-    (`VACUUM`: a page a delete turned from a leaf into an interior page keeps old rows in
-    its unused part) and the WAL, which still holds the old pages, is emptied. Without this,
-    most of a forgotten project's text stayed readable in the file. VACUUM takes about 8 s
-    per GB; when another process is writing it is skipped and ``notes`` says so.
-    """
-    if dry_run:
-        yield
-        return
-    redaction.secure_delete_on(conn)
-    with conn:
-        redaction.fts_secure_delete(conn, True)
-    try:
-        yield
-    finally:
-        with conn:
-            redaction.fts_secure_delete(conn, False)
-        try:
-            redaction.vacuum(conn)
-        except apsw.BusyError:
-            notes.append("another process was writing, so the file was not rewritten: parts "
-                         "of the forgotten text may stay in its unused space until "
-                         "`causantic redact --rescan` rewrites it")
-        if redaction.checkpoint(conn)[0]:
-            notes.append("another process kept the WAL open; the old pages leave it at its "
-                         "next checkpoint")
 
 
 def _with_memories(text: str, also: str, dry_run: bool) -> str:

@@ -280,3 +280,19 @@ def test_forgotten_text_and_vectors_leave_the_file_and_its_wal(samples_embedded:
     assert [p for p in pieces if p.encode() in data] == []
     assert [b[:32] for b in blobs if b[:32] in data] == []
     assert b"only that session" not in data
+
+
+def test_a_forgotten_memory_leaves_the_file_too(tmp_path: Path):
+    """`forget --memory ID --yes`: a remembered text typed by mistake is gone from the bytes."""
+    import glob
+
+    from causantic.cli import main as cli_main
+
+    db = str(tmp_path / "m.db")
+    secret = "the staging box answers to Quillfeather-Osprey"
+    assert cli_main(["--db", db, "remember", secret, "--no-embed", "--json"]) == 0
+    with open_store(Path(db), readonly=True) as store:
+        (mid,) = store.conn.execute("SELECT id FROM memories").fetchone()
+    assert cli_main(["--db", db, "forget", "--memory", mid, "--yes"]) == 0
+    data = b"".join(Path(f).read_bytes() for f in glob.glob(f"{db}*"))
+    assert b"Quillfeather" not in data

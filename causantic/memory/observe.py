@@ -33,6 +33,7 @@ from causantic.memory import DEFAULT_IMPORTANCE, MAX_TEXT, ORIGINS, TYPES
 from causantic.memory.scope import memory_project
 from causantic.records import Record
 from causantic.store import memories as sql
+from causantic.store import redaction
 from causantic.store.counts import existing_ids
 from causantic.store.db import Store
 from causantic.timestamps import iso_utc, parse_iso
@@ -314,9 +315,12 @@ def forget_memories(store: Store, refs: Sequence[str], *, dry_run: bool = True) 
         text = "\n".join([f"Dry run: {noun} would be forgotten:", *lines,
                           "Nothing was deleted. To delete: dry_run=false (command line: --yes)."])
     else:
-        sql.delete(conn, ids, "forget: memory")
+        notes: list[str] = []
+        with redaction.for_good(conn, notes, skip=not ids):
+            sql.delete(conn, ids, "forget: memory")
         text = "\n".join([f"Forgot {noun} (text, index entries, vector, citations and feedback "
-                          "removed; tombstones keep them from coming back):", *lines])
+                          "removed; tombstones keep them from coming back):", *lines,
+                          *(f"Note: {note}." for note in notes)])
     return {"dry_run": dry_run, "memories": ids, "text": text}
 
 

@@ -7,7 +7,8 @@ row another process changed in between is left alone (it was written by a curren
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 
 import apsw
 
@@ -174,6 +175,39 @@ def fts_optimize(conn: apsw.Connection) -> None:
 def _fts_tables(conn: apsw.Connection) -> list[str]:
     """The full-text indexes that hold stored text: chunks, and memories and lessons if any."""
     return [name for name in ("chunks_fts", "memories_fts", "lessons_fts") if table_exists(conn, name)]
+
+
+@contextmanager
+def for_good(conn: apsw.Connection, notes: list[str], *, skip: bool = False) -> Iterator[None]:
+    """Deletes made inside leave nothing behind in the file (`forget`).
+
+    SQLite overwrites deleted content with zeros and the full-text indexes drop a deleted
+    row's terms (not only mark them); then the file is rewritten from its live rows
+    (`VACUUM`: a page a delete turned from a leaf into an interior page keeps old rows in
+    its unused part) and the WAL, which still holds the old pages, is emptied. VACUUM takes
+    about 8 s per GB; when another process is writing it is skipped and ``notes`` says so.
+    ``skip``: nothing will be deleted (a preview), so do none of it.
+    """
+    if skip:
+        yield
+        return
+    secure_delete_on(conn)
+    with conn:
+        fts_secure_delete(conn, True)
+    try:
+        yield
+    finally:
+        with conn:
+            fts_secure_delete(conn, False)
+        try:
+            vacuum(conn)
+        except apsw.BusyError:
+            notes.append("another process was writing, so the file was not rewritten: parts "
+                         "of the forgotten text may stay in its unused space until "
+                         "`causantic redact --rescan` rewrites it")
+        if checkpoint(conn)[0]:
+            notes.append("another process kept the WAL open; the old pages leave it at its "
+                         "next checkpoint")
 
 
 def vacuum(conn: apsw.Connection) -> None:
