@@ -286,6 +286,9 @@ def cmd_install(args: argparse.Namespace, settings: Settings) -> int:
     if not settings.db_path.exists():
         print("Memory is empty: run `causantic ingest` once to read the transcripts you already "
               "have (the hooks keep it current from then on).")
+    if not args.dry_run:
+        print("Private work: an empty .nocausantic file keeps a folder out of memory, and text "
+              "between <private> and </private> is never stored (README: Privacy).")
     return code
 
 

@@ -113,6 +113,7 @@ def test_install_merges_without_touching_other_entries(claude_home: dict[str, Pa
         assert b.stat().st_mode & 0o777 == 0o600
         assert json.loads(b.read_text()) in (THEIR_SETTINGS, THEIR_CLAUDE_JSON)
     assert "backup:" in out
+    assert ".nocausantic" in out and "<private>" in out  # the privacy controls, named once
 
 
 def test_install_twice_changes_nothing(claude_home: dict[str, Path]):
