@@ -8,8 +8,9 @@ The config file is TOML at `<home>/config.toml` (home = `CAUSANTIC_HOME`, defaul
 default, allowed values, what to do with a bad value, and a one-line description. The file
 is checked against that table once, when settings load, into typed read-only sections
 (`settings.search.max_tokens`, `settings.topics.threshold`, `settings.hooks`,
-`settings.ingest`, `settings.redaction`, `settings.memory`, `settings.lessons`); nothing else reads the parsed
-file. The README's configuration table is `reference()` (a test keeps the two equal).
+`settings.ingest`, `settings.redaction`, `settings.memory`, `settings.lessons`); nothing
+else reads the parsed file. The README's configuration table is `reference()` (a test keeps
+the two equal).
 Unknown keys are ignored.
 
 A bad value is, per key, what it has always been: most are a one-line `UsageError` (exit
@@ -60,10 +61,11 @@ class Key:
 
     `kind`: bool (true/false), flag (any value, read as true/false), int (whole number),
     number, str, path (a string; ~ expanded), regexes (table of kind = regex), importance
-    (table of type = number), globs (list of strings). `low`/`high` bound numbers inclusively, `above` exclusively;
-    `choices` lists the strings allowed. `on_bad` says what a bad value does: "error" (a
-    UsageError), "type" (wrong type: the default; out of range: an error), "default" (the
-    default), "bound" (wrong type: an error; below `low`: the default; above `high`: `high`).
+    (table of type = number), globs (list of strings). `low`/`high` bound numbers
+    inclusively, `above` exclusively; `choices` lists the strings allowed. `on_bad` says
+    what a bad value does: "error" (a UsageError), "type" (wrong type: the default; out of
+    range: an error), "default" (the default), "bound" (wrong type: an error; below `low`:
+    the default; above `high`: `high`).
     A plain class, not a `Record`: every hook builds this table, and `Record`'s checked
     initialisation made that 140 µs instead of 8.
     """
