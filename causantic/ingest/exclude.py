@@ -26,7 +26,7 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing on the h
 if TYPE_CHECKING:
     import re
 
-#: A file of this name in a folder keeps the folder, and everything under it, out of memory.
+#: A file (or folder) of this name keeps its folder, and everything under it, out of memory.
 MARKER = ".nocausantic"
 
 
@@ -48,7 +48,7 @@ class Exclusions:
         if project.path and project.path != cwd:
             folders += [f for f in _with_parents(project.path) if f not in folders]
         for folder in folders:
-            if os.path.isfile(os.path.join(folder, MARKER)):
+            if os.path.exists(os.path.join(folder, MARKER)):  # a file or a folder
                 return f"{os.path.join(folder, MARKER)} exists"
         for pattern, regex in self._paths:
             if any(regex.fullmatch(folder) for folder in folders):
