@@ -40,6 +40,7 @@ from causantic.model import MODEL_ID
 from causantic.retrieval.projects import resolve_project
 from causantic.retrieval.prompt import term_coverage
 from causantic.store import chunks as chunk_store
+from causantic.store import files as file_table
 from causantic.store import forgotten as tombstones
 from causantic.store import redaction
 from causantic.store import sessions as session_store
@@ -141,6 +142,8 @@ def forget(
         also = forget_matching(store, memories, dry_run=dry_run, reason=reason)
     text = _render(matches, sessions, scope, similarity, dry_run, threshold,
                    _criteria(project, session_id, after, before, query))
+    if whole and sessions:
+        text += _transcripts_note(file_table.session_paths(conn, sessions))
     if also:
         text = _with_memories(text, also, dry_run)
     if notes:
@@ -314,6 +317,16 @@ def _render(
         lines.append("")
         lines.append("Nothing was deleted. To delete: dry_run=false (command line: --yes).")
     return "\n".join(lines)
+
+
+def _transcripts_note(paths: list[str]) -> str:
+    """Where Claude Code's own copies are: forget never touches them (they are not ours)."""
+    if not paths:
+        return ""
+    shown = "\n".join(f"  {p}" for p in paths[:PREVIEW])
+    more = f"\n  … and {len(paths) - PREVIEW} more" if len(paths) > PREVIEW else ""
+    return ("\nClaude Code's own transcripts of these sessions stay where they are (it deletes "
+            f"them after cleanupPeriodDays); delete them too if they must go:\n{shown}{more}")
 
 
 def _method(similarity: str | None) -> str:

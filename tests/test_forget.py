@@ -73,6 +73,8 @@ def test_forgetting_a_session_removes_text_index_edges_and_survives_reingest(sha
                   NAPOLI_SESSION) == 1
 
     path = _session_file(db, NAPOLI_SESSION)
+    # Claude Code's own copy is named, since forget leaves it alone
+    assert f"delete them too if they must go:\n  {path}" in result.text
     _reingest(db, path)
     assert _count(db, "SELECT count(*) FROM chunks WHERE session_id = ?", NAPOLI_SESSION) == 0
     assert _fts_hits(db, word, NAPOLI_SESSION) == 0

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import apsw
+
+from causantic.store.sql import select_in
 
 
 @dataclass(frozen=True)
@@ -31,6 +34,13 @@ class Checkpoint:
 def ingested_sizes(conn: apsw.Connection) -> dict[str, int]:
     """Every transcript file read so far -> its size when last read."""
     return dict(conn.execute("SELECT path, size FROM files"))
+
+
+def session_paths(conn: apsw.Connection, session_ids: Sequence[str]) -> list[str]:
+    """The main transcript files read for these sessions (sub-agent files left out)."""
+    return sorted(p for (p,) in select_in(
+        conn, "SELECT path FROM files WHERE kind = 'session' AND session_id IN ({marks})",
+        list(session_ids)))
 
 
 def get_checkpoint(conn: apsw.Connection, path: str) -> Checkpoint | None:
