@@ -31,18 +31,27 @@ MARKER = ".nocausantic"
 
 
 class Exclusions:
-    """What to keep out: the `[ingest] exclude` patterns plus the marker files on disk."""
+    """What to keep out: the `[ingest] exclude` patterns plus the marker files on disk.
+
+    Answers are kept per folder for the object's life (one ingest run, one hook call), as
+    the files of a session and its sub-agents share one."""
 
     def __init__(self, patterns: Iterable[str] = ()) -> None:
         self.patterns = tuple(p for p in patterns if p)
         self._paths = [(p, _path_regex(p)) for p in self.patterns if "/" in p]
         self._names = [p for p in self.patterns if "/" not in p]
+        self._seen: dict[str, str | None] = {}
 
     def reason(self, cwd: str | None) -> str | None:
         """Why a session working in ``cwd`` is kept out of memory (one short phrase), or
         None when it is not. An empty ``cwd`` (a transcript that names none) is never."""
         if not cwd:
             return None
+        if cwd not in self._seen:
+            self._seen[cwd] = self._reason(cwd)
+        return self._seen[cwd]
+
+    def _reason(self, cwd: str) -> str | None:
         project = project_for_cwd(cwd)
         folders = _with_parents(cwd)
         if project.path and project.path != cwd:
