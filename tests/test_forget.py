@@ -298,3 +298,29 @@ def test_a_forgotten_memory_leaves_the_file_too(tmp_path: Path):
     assert cli_main(["--db", db, "forget", "--memory", mid, "--yes"]) == 0
     data = b"".join(Path(f).read_bytes() for f in glob.glob(f"{db}*"))
     assert b"Quillfeather" not in data
+
+
+def test_a_writer_holding_the_file_only_postpones_the_rewrite(tmp_path: Path):
+    """The deletes stand; the answer says the file was not rewritten and what does it later."""
+    import apsw
+
+    from causantic.store import redaction
+
+    db = tmp_path / "m.db"
+    with open_store(db) as store:
+        conn = store.conn
+        with conn:
+            conn.execute("INSERT INTO forgotten(scope, key, reason) VALUES ('chunk', 'x', 'y')")
+        notes: list[str] = []
+        other = apsw.Connection(str(db))
+        with redaction.for_good(conn, notes):
+            with conn:
+                conn.execute("DELETE FROM forgotten")
+            other.execute("BEGIN IMMEDIATE")  # another process starts writing
+            conn.set_busy_timeout(50)
+        other.execute("ROLLBACK")
+        other.close()
+        assert conn.execute("SELECT count(*) FROM forgotten").fetchone()[0] == 0
+    assert len(notes) >= 1 and notes[0].startswith("another process was writing, so the file "
+                                                   "was not rewritten")
+    assert "causantic redact --rescan" in notes[0]

@@ -185,7 +185,8 @@ def for_good(conn: apsw.Connection, notes: list[str], *, skip: bool = False) -> 
     row's terms (not only mark them); then the file is rewritten from its live rows
     (`VACUUM`: a page a delete turned from a leaf into an interior page keeps old rows in
     its unused part) and the WAL, which still holds the old pages, is emptied. VACUUM takes
-    about 8 s per GB; when another process is writing it is skipped and ``notes`` says so.
+    about 8 s per GB and needs room for a copy; when another process is writing, or the disk
+    is full, it is skipped and ``notes`` says so (the deletes stand).
     ``skip``: nothing will be deleted (a preview), so do none of it.
     """
     if skip:
@@ -197,14 +198,16 @@ def for_good(conn: apsw.Connection, notes: list[str], *, skip: bool = False) -> 
     try:
         yield
     finally:
-        with conn:
-            fts_secure_delete(conn, False)
         try:
+            with conn:  # left on if this cannot write: later deletes are only slower
+                fts_secure_delete(conn, False)
             vacuum(conn)
-        except apsw.BusyError:
-            notes.append("another process was writing, so the file was not rewritten: parts "
-                         "of the forgotten text may stay in its unused space until "
-                         "`causantic redact --rescan` rewrites it")
+        except (apsw.BusyError, apsw.FullError) as exc:  # the deletes stand either way
+            why = ("another process was writing" if isinstance(exc, apsw.BusyError)
+                   else "the disk has no room for a rewritten copy")
+            notes.append(f"{why}, so the file was not rewritten: parts of the forgotten text "
+                         "may stay in its unused space until `causantic redact --rescan` "
+                         "rewrites it")
         if checkpoint(conn)[0]:
             notes.append("another process kept the WAL open; the old pages leave it at its "
                          "next checkpoint")
