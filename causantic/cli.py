@@ -91,13 +91,20 @@ def report_line(report) -> str:
     return (
         f"Ingested {plural(report.files, 'transcript file')} ({report.files_read} read, "
         f"{report.files_unchanged} unchanged"
-        + (f", {report.files_excluded} kept out" if report.files_excluded else "")
+        + (f", {report.files_excluded} kept out: {_first_reasons(report.kept_out)}"
+           if report.files_excluded else "")
         + f"): +{plural(report.chunks_added, 'chunk')}, "
         f"{report.chunks_replaced} refreshed, +{plural(report.edges_added, 'edge')}, "
         f"{plural(len(report.sessions), 'session')} touched, "
         f"{plural(report.redactions, 'secret')} redacted, "
         f"{plural(report.bad_lines, 'bad line')} skipped, in {report.seconds:.2f} s"
     )
+
+
+def _first_reasons(reasons: dict[str, int], shown: int = 2) -> str:
+    """Why files were kept out, the first few (JSON `kept_out` has them all)."""
+    names = list(reasons)
+    return "; ".join(names[:shown]) + ("; …" if len(names) > shown else "")
 
 
 def cmd_search(args: argparse.Namespace, settings: Settings) -> int:

@@ -122,8 +122,9 @@ def test_ingest_keeps_out_marked_folders_and_reads_them_whole_once_let_in(
     db = private_home / ".causantic" / "memory.db"
     assert _stored_projects(db) == {"public"}
     assert b"quillfeather" not in db.read_bytes()
+    assert report["kept_out"] == {f"{secret / MARKER} exists": 1}
     again = run_cli("ingest", "--no-embed")
-    assert "1 kept out" in again.stdout, again.stdout
+    assert f"1 kept out: {secret / MARKER} exists)" in again.stdout, again.stdout
 
     (secret / MARKER).unlink()  # let in: read from the start, not from a checkpoint
     out = run_cli("ingest", "--no-embed", "--json")

@@ -64,6 +64,7 @@ class IngestReport:
     files_read: int = 0
     files_unchanged: int = 0
     files_excluded: int = 0  # kept out of memory (`causantic.ingest.exclude`)
+    kept_out: dict[str, int] = field(default_factory=dict)  # why -> files
     chunks_added: int = 0
     chunks_replaced: int = 0
     edges_added: int = 0
@@ -79,6 +80,7 @@ class IngestReport:
             "files_read": self.files_read,
             "files_unchanged": self.files_unchanged,
             "files_excluded": self.files_excluded,
+            "kept_out": self.kept_out,
             "chunks_added": self.chunks_added,
             "chunks_replaced": self.chunks_replaced,
             "edges_added": self.edges_added,
@@ -293,9 +295,11 @@ def _head_cwd(data: bytes | mmap.mmap) -> str:
 
 def _kept_out(exclusions: Exclusions | None, cwd: str, report: IngestReport) -> bool:
     """Whether the file of a session working in ``cwd`` is kept out (and counted so)."""
-    if exclusions is None or not exclusions.reason(cwd):
+    why = exclusions.reason(cwd) if exclusions is not None else None
+    if not why:
         return False
     report.files_excluded += 1
+    report.kept_out[why] = report.kept_out.get(why, 0) + 1
     return True
 
 
