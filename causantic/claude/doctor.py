@@ -26,7 +26,7 @@ from causantic.claude.install import HOOK_SPECS, SERVER_NAME, claude_json_path, 
 from causantic.claude.lesson_hook import registered
 from causantic.config import Settings
 from causantic.errors import CausanticError
-from causantic.ingest.exclude import Exclusions
+from causantic.ingest.exclude import Exclusions, file_cwd
 from causantic.ingest.rescan import needs_rescan
 from causantic.model import load_verified
 from causantic.redact import RULES_VERSION
@@ -289,17 +289,25 @@ def _transcripts(settings: Settings, settings_json: dict | str | None, now: floa
 
     files = discover([where])
     ingested = _ingested_sizes(settings)
+    exclusions = Exclusions(settings.ingest.exclude)
     behind = []
+    kept_out = 0
     for tf in files:
         try:
             st = tf.path.stat()
         except OSError:
             continue
         if ingested.get(str(tf.path.resolve())) != st.st_size:
+            if exclusions.reason(file_cwd(tf.path)):
+                kept_out += 1  # never read, on purpose
+                continue
             behind.append(st.st_mtime)
     keep = f"Claude Code deletes transcripts after {days} days (cleanupPeriodDays)"
     if not behind:
-        return Check("transcripts", "ok", f"all {len(files)} transcript files ingested; {keep}")
+        out = f"{len(files) - kept_out} of {len(files)}" if kept_out else f"all {len(files)}"
+        return Check("transcripts", "ok",
+                     f"{out} transcript files ingested"
+                     + (f" ({kept_out} kept out of memory)" if kept_out else "") + f"; {keep}")
     at_risk = sum(1 for m in behind if now - m > (days - AT_RISK_DAYS) * 86400)
     msg = (f"{len(behind)} of {len(files)} transcript files are not ingested (or grew since); "
            f"{keep}: run `causantic ingest` now")

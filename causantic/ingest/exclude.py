@@ -12,7 +12,8 @@ folder above either, holds a file named `.nocausantic`, or when it matches a pat
   it: ``scratch``, ``tmp-*``.
 
 Hooks ask on every event, so this is standard library only and costs a few ``stat`` calls;
-ingest asks once per transcript file, from the first working directory the file names.
+ingest (and doctor) ask once per transcript file, from the first working directory the file
+names (`head_cwd`).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from causantic.transcripts.project import project_for_cwd
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing on the hook path
 if TYPE_CHECKING:
+    import mmap
     import re
 
 #: A file (or folder) of this name keeps its folder, and everything under it, out of memory.
@@ -70,6 +72,36 @@ class Exclusions:
                 if fnmatchcase(project.name, pattern):
                     return f"[ingest] exclude {pattern!r}"
         return None
+
+
+_CWD_SCAN_BYTES = 64 << 10
+
+
+def head_cwd(data: bytes | mmap.mmap) -> str:
+    """The first working directory a transcript names in its first 64 KB ('' if none):
+    every Claude Code record carries `cwd` near its start, so a file kept out need not be
+    parsed."""
+    # deferred: hook fast path: only when a file is read
+    import json
+    import re
+
+    m = re.search(rb'"cwd"\s*:\s*"((?:[^"\\]|\\.){1,4096})"', data[:_CWD_SCAN_BYTES])
+    if m is None:
+        return ""
+    try:
+        cwd = json.loads(b'"' + m.group(1) + b'"')
+    except ValueError:
+        return ""
+    return cwd if isinstance(cwd, str) else ""
+
+
+def file_cwd(path: str | os.PathLike[str]) -> str:
+    """`head_cwd` of a transcript file ('' when it cannot be read)."""
+    try:
+        with open(path, "rb") as f:
+            return head_cwd(f.read(_CWD_SCAN_BYTES))
+    except OSError:
+        return ""
 
 
 def _with_parents(path: str) -> list[str]:

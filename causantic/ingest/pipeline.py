@@ -21,10 +21,8 @@ crash half way gives the same store as once.
 from __future__ import annotations
 
 import hashlib
-import json
 import mmap
 import os
-import re
 import stat
 import time
 from collections.abc import Callable
@@ -37,7 +35,7 @@ import apsw
 from causantic.derive_state import refresh as refresh_session_states
 from causantic.errors import DatabaseBusy, UsageError
 from causantic.ingest.chunking import DEFAULT_MAX_TOKENS, Chunk, Redact, chunk_turn
-from causantic.ingest.exclude import Exclusions
+from causantic.ingest.exclude import Exclusions, head_cwd
 from causantic.ingest.linking import link_project_continuations, link_session
 from causantic.ingest.scrub import scrub_parsed
 from causantic.lessons.episodes import refresh as refresh_lessons
@@ -243,7 +241,7 @@ def _read(
     with open(path, "rb") as f:
         data = _map(f, st.st_size)
         try:
-            cwd = _head_cwd(data) if exclusions is not None else ""
+            cwd = head_cwd(data) if exclusions is not None else ""
             if cwd and _kept_out(exclusions, cwd, report):
                 return None
             head = hashlib.sha1(data[:_HEAD_BYTES]).hexdigest()
@@ -273,24 +271,6 @@ def _read(
             chunks += chunk_turn(turn, redact, max_tokens, fallback_time=undated)
     parsed.turns = []  # the tool outputs they hold are no longer needed
     return _Read(tf, path, st, head, start, checkpoint, parsed, chunks, warmup, attempt)
-
-
-_CWD_RE = re.compile(rb'"cwd"\s*:\s*"((?:[^"\\]|\\.){1,4096})"')
-_CWD_SCAN_BYTES = 64 << 10
-
-
-def _head_cwd(data: bytes | mmap.mmap) -> str:
-    """The first working directory the file names in its first 64 KB ('' if none): every
-    Claude Code record carries `cwd` near its start, so this avoids parsing a file that is
-    kept out."""
-    m = _CWD_RE.search(data[:_CWD_SCAN_BYTES])
-    if m is None:
-        return ""
-    try:
-        cwd = json.loads(b'"' + m.group(1) + b'"')
-    except ValueError:
-        return ""
-    return cwd if isinstance(cwd, str) else ""
 
 
 def _kept_out(exclusions: Exclusions | None, cwd: str, report: IngestReport) -> bool:
