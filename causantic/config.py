@@ -125,6 +125,9 @@ KEYS: tuple[Key, ...] = (
         "show a hook error on SessionStart JSON", choices=("json", "text"), on_bad="default"),
     Key("hooks", "prompt_min_coverage", "number", 0.5, "share of the prompt's IDF-weighted "
         "terms a recalled chunk must contain"),
+    Key("memory", "scope", "str", "all", 'what a Claude Code session can see: every project\'s '
+        'memory ("all") or only its own ("project": MCP tools and hooks; memories remembered '
+        "for every project stay shared)", choices=("all", "project")),
     Key("memory", "auto", "bool", True, "automatic observations at ingest", on_bad="type"),
     Key("memory", "in_search", "bool", True, "memories beside search/recall results",
         on_bad="type"),
@@ -237,9 +240,10 @@ class RedactionSettings(Section):
 class MemorySettings(Section):
     """`[memory]` and `[memory.importance]` (the full table: defaults with the file's values)."""
 
-    __slots__ = ("auto", "in_search", "relevance_weight", "importance_weight", "recency_weight",
-                 "recency", "near_days", "ttl_days", "prune_below", "importance")
+    __slots__ = ("scope", "auto", "in_search", "relevance_weight", "importance_weight",
+                 "recency_weight", "recency", "near_days", "ttl_days", "prune_below", "importance")
     SECTION = "memory"
+    scope: str
     auto: bool
     in_search: bool
     relevance_weight: float

@@ -18,9 +18,10 @@ a hook, and only in a thread behind `causantic.mcp_front`, which answers the han
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Annotated, Literal, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
 
 from mcp.server import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
@@ -34,6 +35,7 @@ from causantic.store.db import Store
 
 if TYPE_CHECKING:
     from causantic.retrieval.render import Answer
+    from causantic.retrieval.scope import OwnProject
 
 T = TypeVar("T")
 
@@ -74,6 +76,13 @@ def build_server(settings: Settings) -> MCPServer:
     def budget(max_tokens: int | None) -> int:
         return max_tokens or settings.search.max_tokens
 
+    own = _own_project(settings)
+
+    def scoped(conn: Any, project: str | None) -> str | None:
+        """``project``; under `[memory] scope = "project"` the session's own, and another
+        one refused (`causantic.retrieval.scope`)."""
+        return project if own is None else own.project(conn, project)
+
     @tool("search")
     def search(
         query: Annotated[str, Field(min_length=1, description="Words, identifiers, error text.")],
@@ -92,6 +101,7 @@ def build_server(settings: Settings) -> MCPServer:
         from causantic.retrieval.search import search as run
 
         with _store(settings) as store:
+            project = scoped(store.conn, project)
             result = run(store, query, project=project, limit=limit,
                          max_tokens=budget(max_tokens), mode=mode,
                          cluster_expansion=settings.search.cluster_expansion)
@@ -114,6 +124,7 @@ def build_server(settings: Settings) -> MCPServer:
         from causantic.retrieval.lessons import attach as attach_lessons
 
         with _store(settings) as store:
+            project = scoped(store.conn, project)
             result = run(store, query, project=project, limit=limit,
                          max_tokens=budget(max_tokens))
             result = attach_memories(store, result, query, project=project, mode="hybrid",
@@ -133,7 +144,7 @@ def build_server(settings: Settings) -> MCPServer:
         from causantic.retrieval.chains import predict as run
 
         with _store(settings) as store:
-            result = run(store, context, project=project, limit=limit,
+            result = run(store, context, project=scoped(store.conn, project), limit=limit,
                          max_tokens=budget(max_tokens))
         return _recorded(settings, "mcp:predict", result)
 
@@ -174,7 +185,8 @@ def build_server(settings: Settings) -> MCPServer:
         from causantic.retrieval.reconstruct import reconstruct as run
 
         with _store(settings) as store:
-            result = run(store, project, query=query, mode=mode, session=session_id,
+            result = run(store, scoped(store.conn, project), query=query, mode=mode,
+                         session=session_id,
                          previous_session=previous_session, current_session=current_session_id,
                          days_back=days_back, start=start, end=end,
                          max_tokens=budget(max_tokens))
@@ -188,7 +200,11 @@ def build_server(settings: Settings) -> MCPServer:
         from causantic.retrieval.browse import render_projects
 
         with _store(settings) as store:
-            return render_projects(run(store.conn))
+            found = run(store.conn)
+            if own is not None:
+                here = own.name(store.conn)
+                found = [p for p in found if p.name == here]
+            return render_projects(found)
 
     @tool("list-sessions")
     def list_sessions(
@@ -204,6 +220,7 @@ def build_server(settings: Settings) -> MCPServer:
         from causantic.retrieval.browse import render_sessions
 
         with _store(settings) as store:
+            project = scoped(store.conn, project) or project
             return render_sessions(project, run(store.conn, project, days_back=days_back, limit=limit))
 
     @tool("stats")
@@ -229,9 +246,12 @@ def build_server(settings: Settings) -> MCPServer:
         from causantic.topics import maps
 
         with _store(settings) as store:
+            project = scoped(store.conn, project)
             if topic_id is not None:
-                return maps.show_topic(store.conn, topic_id, project=project, limit=limit).text
-            return maps.list_topics(store.conn, project=project, limit=limit).text
+                return maps.show_topic(store.conn, topic_id, project=project, limit=limit,
+                                       own_only=own is not None).text
+            return maps.list_topics(store.conn, project=project, limit=limit,
+                                    own_only=own is not None).text
 
     @tool(
         "forget",
@@ -270,8 +290,11 @@ def build_server(settings: Settings) -> MCPServer:
             from causantic.memory.observe import forget_memories
 
             with _errors(), open_store(settings.db_path, readonly=dry_run) as store:
+                if own is not None:
+                    own.memory(store.conn, memory_id)
                 return str(forget_memories(store, [memory_id], dry_run=dry_run)["text"])
         with _errors(), open_store(settings.db_path, readonly=dry_run) as store:
+            project = scoped(store.conn, project)
             return run(store, project=project, session_id=session_id, after=after, before=before,
                        query=query, threshold=threshold, dry_run=dry_run,
                        model_dir=settings.model_dir).text
@@ -288,8 +311,19 @@ def build_server(settings: Settings) -> MCPServer:
     # deferred: heavy: pulls mcp, pydantic, only needed here
     from causantic.memory.tools import add_tools
 
-    add_tools(mcp, tool, settings, _errors)
+    add_tools(mcp, tool, settings, _errors, scoped, own)
     return mcp
+
+
+def _own_project(settings: Settings) -> OwnProject | None:
+    """Under `[memory] scope = "project"`, the project of the folder Claude Code started this
+    server in (every tool answers for it alone); else None."""
+    if settings.memory.scope != "project":
+        return None
+    # deferred: MCP start: only with this setting
+    from causantic.retrieval.scope import OwnProject
+
+    return OwnProject(os.getcwd())
 
 
 @contextmanager

@@ -256,7 +256,8 @@ def _briefing(settings: Settings, cwd: str, session_id: str, max_chars: int,
         if _has_topics(conn):  # the topic map module costs ~4 ms to import: only when used
             from causantic.topics.maps import active_topics_line  # SQL only
 
-            topics = active_topics_line(conn, project)
+            topics = active_topics_line(conn, project,
+                                        own_only=settings.memory.scope == "project")
             topics = "\n\n" + clip(topics, max_chars // 4) if topics else ""  # briefing first
         from causantic.memory.briefing import briefing_block  # SQL only
 

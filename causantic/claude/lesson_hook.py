@@ -66,7 +66,8 @@ def post_tool_use(payload: dict[str, Any], settings: Settings) -> HookResult:
     cwd = _str(payload.get("cwd")) or os.getcwd()
     with open_store(settings.db_path, readonly=True) as store:
         match = lookup(store.conn, tool, subject, text, project=lambda: project_for_cwd(cwd).name,
-                       session_id=session_id, options=opts)
+                       session_id=session_id, options=opts,
+                       own_only=settings.memory.scope == "project")
     if match is None:
         # Most failed calls have no lesson: nothing is written then (hook-status shows offers
         # and failures), which keeps the common path to one indexed read.

@@ -120,11 +120,13 @@ def lookup(
     project: str | Callable[[], str] = "",
     session_id: str = "",
     options: LessonSettings | None = None,
+    own_only: bool = False,
 ) -> Match | None:
     """The best lesson for this error, or None when no lesson matches well (see above).
 
     `project` (the current one, preferred among equal matches) may be a function: it is then
     called only when some lesson matches, since finding a project can cost a few `stat`s.
+    `own_only`: only lessons of that project (`[memory] scope = "project"`).
     """
     # deferred: hook fast path: loaded only when this runs
     from causantic.store.lessons import find_by_message
@@ -149,6 +151,8 @@ def lookup(
         if (not row.resolved and not unresolved) or (not is_exact and not message_level):
             continue
         if row.msg_hash in shown or row.session_id == session_id and not row.resolved:
+            continue
+        if own_only and row.project != project:
             continue
         key = (row.resolved, int(is_exact), rank[row.msg_hash], int(row.project == project),
                row.time)

@@ -7,13 +7,16 @@ so only the server imports this module.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from mcp.server import MCPServer
 from mcp_types import ToolAnnotations
 from pydantic import Field
 
 from causantic.config import Settings
+
+if TYPE_CHECKING:
+    from causantic.retrieval.scope import OwnProject
 
 WRITE = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False,
                         open_world_hint=False)
@@ -22,8 +25,13 @@ Type = Literal["instruction", "error", "decision", "code_change", "insight", "pr
 
 
 def add_tools(mcp: MCPServer, tool: Callable[..., Any], settings: Settings,
-              errors: Callable[[], Any]) -> None:
-    """Register the memory tools on the server (tool(name, annotations) is its decorator)."""
+              errors: Callable[[], Any], scoped: Callable[[Any, str | None], str | None],
+              own: OwnProject | None) -> None:
+    """Register the memory tools on the server (tool(name, annotations) is its decorator).
+
+    ``scoped``/``own``: the server's `[memory] scope` (`causantic.retrieval.scope`); under
+    "project", observe files under the session's project, never under every project.
+    """
 
     def writable():
         # deferred: MCP start: a tool's code loads at its first call
@@ -54,6 +62,7 @@ def add_tools(mcp: MCPServer, tool: Callable[..., Any], settings: Settings,
 
         origin = "reflection" if observation_type in ("insight", "procedure") and cites else "explicit"
         with errors(), writable() as store:
+            project = scoped(store.conn, project)
             return run(store, content, type=observation_type, importance=importance,
                        project=project or "", cites=cites or (), origin=origin,
                        redact=make_redact(settings), importance_table=settings.memory.importance,
@@ -73,7 +82,7 @@ def add_tools(mcp: MCPServer, tool: Callable[..., Any], settings: Settings,
         from causantic.store import open_store
 
         with errors(), open_store(settings.db_path, readonly=True) as store:
-            return str(list_memories(store, project=project,
+            return str(list_memories(store, project=scoped(store.conn, project),
                                      types=[observation_type] if observation_type else (),
                                      limit=limit)["text"])
 
@@ -88,6 +97,8 @@ def add_tools(mcp: MCPServer, tool: Callable[..., Any], settings: Settings,
         from causantic.memory.feedback import feedback as run
 
         with errors(), writable() as store:
+            if own is not None:
+                own.memory(store.conn, memory_id)
             return str(run(store, memory_id, helpful, reason)["text"])
 
     @tool("reflect", WRITE)
@@ -101,4 +112,4 @@ def add_tools(mcp: MCPServer, tool: Callable[..., Any], settings: Settings,
         from causantic.memory.reflect import reflect as run
 
         with errors(), writable() as store:
-            return str(run(store, project, focus=focus)["text"])
+            return str(run(store, scoped(store.conn, project) or project, focus=focus)["text"])

@@ -101,9 +101,11 @@ def no_topics_reason(conn: apsw.Connection) -> str | None:
 
 def list_topics(
     conn: apsw.Connection, *, project: str | None = None, sort: str = "size",
-    limit: int | None = None,
+    limit: int | None = None, own_only: bool = False,
 ) -> TopicList:
-    """The topics, largest (or most recent) first; see the module docstring.
+    """The topics, largest (or most recent) first; see the module docstring. ``own_only``
+    (with ``project``): only topics all of whose chunks are the project's, so no other
+    project's name or terms show (`[memory] scope = "project"`).
 
     Raises
     ------
@@ -119,7 +121,8 @@ def list_topics(
     stats = topic_store.topic_stats(conn)
     totals = {t.id: t.size for t in stats}
     if project is not None:
-        stats = [_within(t, project) for t in stats if project in t.projects]
+        stats = [_within(t, project) for t in stats if project in t.projects
+                 and not (own_only and len(t.projects) > 1)]
     stats.sort(key=lambda t: t.id)  # stable sorts, last key first
     if sort == "size":
         stats.sort(key=lambda t: t.last, reverse=True)
@@ -133,9 +136,11 @@ def list_topics(
 
 
 def show_topic(
-    conn: apsw.Connection, topic_id: int, *, project: str | None = None, limit: int = 50
+    conn: apsw.Connection, topic_id: int, *, project: str | None = None, limit: int = 50,
+    own_only: bool = False,
 ) -> TopicView:
-    """A topic's chunks, oldest first, each as its header and first line.
+    """A topic's chunks, oldest first, each as its header and first line. ``own_only``: a
+    topic with chunks of other projects than ``project`` is not shown (as `list_topics`).
 
     Raises
     ------
@@ -147,6 +152,8 @@ def show_topic(
         raise UsageError(reason)
     row = topic_store.topic_row(conn, topic_id)
     stats = next((t for t in topic_store.topic_stats(conn) if t.id == topic_id), None)
+    if own_only and stats is not None and set(stats.projects) != {project}:
+        stats = None  # as unknown: the refusal would tell another project has it
     if row is None or stats is None:
         raise UsageError(f"no topic #{topic_id}; `causantic topics` lists the topics")
     members = topic_store.members(conn, topic_id, project=project)
@@ -165,9 +172,11 @@ def show_topic(
     return TopicView(stats, shown, "\n".join(lines))
 
 
-def active_topics_line(conn: apsw.Connection, project: str, *, limit: int = 3) -> str:
-    """``Active topics: a, b, c (12 chunks); …`` for a project's latest chunks, or ''."""
-    found = topic_store.active_topics(conn, project, limit=limit)
+def active_topics_line(conn: apsw.Connection, project: str, *, limit: int = 3,
+                       own_only: bool = False) -> str:
+    """``Active topics: a, b, c (12 chunks); …`` for a project's latest chunks, or ''.
+    ``own_only``: only topics no other project has chunks in."""
+    found = topic_store.active_topics(conn, project, limit=limit, own_only=own_only)
     if not found:
         return ""
     return "Active topics: " + "; ".join(f"{name} (#{i}, {n} recent chunks)" for i, name, n in found)

@@ -1,0 +1,125 @@
+"""`[memory] scope = "project"`: a Claude Code session sees only its own project's memory.
+
+The MCP server is driven by the SDK's stdio client from a folder of one project (as Claude
+Code starts it); every tool answers for that project alone, and a refusal names no other
+project. The hooks' shared pieces (topic names, lessons) keep to the project too.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from causantic.lessons.surface import lookup
+from causantic.store import open_store
+from causantic.topics.maps import active_topics_line, list_topics, show_topic
+
+from .conftest import PYTHON
+from .helpers import mcp_client
+from .test_mcp import call
+
+CLI_SESSION = "1b3e6441-62e3-4b41-8a0c-9d252f531f7a"  # a session of project cli
+OTHERS = ("spotter", "cli")  # project names a napoli-matcha session must never be shown
+
+
+def _scoped_home(home: Path) -> Path:
+    (home / ".causantic").mkdir(mode=0o700, exist_ok=True)
+    (home / ".causantic" / "config.toml").write_text('[memory]\nscope = "project"\n')
+    folder = home / "work" / "napoli-matcha"  # named like the stored project, a checkout
+    (folder / ".git").mkdir(parents=True)
+    return folder
+
+
+def _no_other_project(text: str) -> None:
+    assert not any(f"{name} ·" in text or f'"{name}"' in text or f"'{name}'" in text
+                   for name in OTHERS), text[:600]
+
+
+@pytest.mark.anyio
+async def test_every_tool_answers_for_the_sessions_project_alone(shared_db_copy: Path,
+                                                                  private_home: Path):
+    db = shared_db_copy
+    folder = _scoped_home(private_home)
+    args = ["-m", "causantic", "--db", str(db), "serve-mcp"]
+    async with mcp_client(args, db.parent / "server.log", cwd=folder,
+                          env={"HOME": str(private_home)}) as session:
+        await session.initialize()
+        err, text = await call(session, "search", query="git commit pre-commit hook failed")
+        assert not err and "napoli-matcha ·" in text
+        _no_other_project(text)
+        err, text = await call(session, "list-projects")
+        assert not err and "napoli-matcha" in text
+        _no_other_project(text)
+        for tool, args_ in (("recall", {"query": "how was the failing test fixed"}),
+                            ("predict", {"context": "the tests fail after a refactor"}),
+                            ("reconstruct", {"query": "the session where tests were fixed"}),
+                            ("memories", {})):
+            err, text = await call(session, tool, **args_)
+            assert not err, (tool, text)
+            _no_other_project(text)
+        for tool, args_ in (("search", {"query": "session", "project": "cli"}),
+                            ("recall", {"query": "session", "project": "spotter"}),
+                            ("list-sessions", {"project": "cli"}),
+                            ("reconstruct", {"project": "spotte"}),  # a near miss: no hints
+                            ("topics", {"project": "cli"}),
+                            ("memories", {"project": "spotter"})):
+            err, text = await call(session, tool, **args_)
+            assert err and 'own project "napoli-matcha"' in text, (tool, text)
+            _no_other_project(text)
+            assert "closest" not in text
+        # another project's session is not found from here
+        err, text = await call(session, "reconstruct", session_id=CLI_SESSION[:8])
+        assert text.startswith(f'No session starting with "{CLI_SESSION[:8]}" in project '
+                               '"napoli-matcha"'), text
+        _no_other_project(text)
+        # a path inside the project, or ".", is this project
+        err, text = await call(session, "list-sessions", project=".")
+        assert not err and 'Sessions of "napoli-matcha"' in text
+        # observe files under this project, never under every project
+        err, text = await call(session, "observe", content="deploys go through make ship")
+        assert not err, text
+    listed = subprocess.run([PYTHON, "-m", "causantic", "--db", str(db), "memories", "--json",
+                             "--sort", "recent"],
+                            capture_output=True, text=True, timeout=60)
+    mine = [m for m in json.loads(listed.stdout)["memories"]
+            if m["text"] == "deploys go through make ship"]
+    assert [m["project"] for m in mine] == ["napoli-matcha"]
+
+
+def test_topics_and_lessons_keep_to_the_project(shared_db_copy: Path):
+    db = shared_db_copy
+    with open_store(db) as store, store.conn:
+        conn = store.conn
+        conn.execute("INSERT INTO topics(id, name, centroid) VALUES (1, 'napoli only', x'00'),"
+                     " (2, 'mixed with cli words', x'00')")
+        conn.execute("INSERT INTO topic_members(chunk_rowid, topic_id, distance) SELECT rowid,"
+                     " 1, 0.1 FROM chunks WHERE project = 'napoli-matcha' AND rowid % 2 = 0")
+        conn.execute("INSERT INTO topic_members(chunk_rowid, topic_id, distance) SELECT rowid,"
+                     " 2, 0.1 FROM chunks WHERE project IN ('napoli-matcha', 'cli')"
+                     " AND rowid % 2 = 1")
+        conn.execute("INSERT INTO topic_build(id, built_at, model_id, chunks) VALUES"
+                     " (1, '2026-01-01T00:00:00Z', 'm', 1)")
+    with open_store(db, readonly=True) as store:
+        conn = store.conn
+        mixed = list_topics(conn, project="napoli-matcha").text
+        own = list_topics(conn, project="napoli-matcha", own_only=True).text
+        assert "mixed with cli words" in mixed and "cli" in mixed
+        assert "napoli only" in own and "mixed with cli words" not in own
+        _no_other_project(own)
+        with pytest.raises(Exception, match="no topic #2"):
+            show_topic(conn, 2, project="napoli-matcha", own_only=True)
+        assert "mixed" in active_topics_line(conn, "napoli-matcha", limit=5)
+        assert "mixed" not in active_topics_line(conn, "napoli-matcha", limit=5, own_only=True)
+        # a lesson of another project is offered only when projects may mix
+        offered = None
+        for project, tool, subject, error in conn.execute(
+                "SELECT project, tool, subject, error FROM lessons WHERE resolved = 1"
+                " AND informative = 1 AND project != 'napoli-matcha'").fetchall():
+            offered = lookup(conn, tool, subject, error, project="napoli-matcha")
+            if offered is not None and offered.lesson.project == project:
+                break
+        assert offered is not None, "no lesson of another project to test with"
+        assert lookup(conn, tool, subject, error, project="napoli-matcha", own_only=True) is None
