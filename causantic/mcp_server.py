@@ -78,10 +78,10 @@ def build_server(settings: Settings) -> MCPServer:
 
     own = _own_project(settings)
 
-    def scoped(conn: Any, project: str | None) -> str | None:
+    def scoped(conn: Any, project: str | None, *, new_ok: bool = False) -> str | None:
         """``project``; under `[memory] scope = "project"` the session's own, and another
         one refused (`causantic.retrieval.scope`)."""
-        return project if own is None else own.project(conn, project)
+        return project if own is None else own.project(conn, project, new_ok=new_ok)
 
     @tool("search")
     def search(

@@ -123,3 +123,30 @@ def test_topics_and_lessons_keep_to_the_project(shared_db_copy: Path):
                 break
         assert offered is not None, "no lesson of another project to test with"
         assert lookup(conn, tool, subject, error, project="napoli-matcha", own_only=True) is None
+
+
+@pytest.mark.anyio
+async def test_a_new_project_is_told_so_without_naming_the_others(shared_db_copy: Path,
+                                                                   private_home: Path):
+    """A folder memory holds nothing of: the usual "no such project" would list the others."""
+    db = shared_db_copy
+    _scoped_home(private_home)
+    folder = private_home / "work" / "brand-new"
+    (folder / ".git").mkdir(parents=True)
+    args = ["-m", "causantic", "--db", str(db), "serve-mcp"]
+    async with mcp_client(args, db.parent / "server.log", cwd=folder,
+                          env={"HOME": str(private_home)}) as session:
+        await session.initialize()
+        for tool, args_ in (("search", {"query": "tests"}), ("list-sessions", {"project": "."}),
+                            ("topics", {}), ("reconstruct", {})):
+            err, text = await call(session, tool, **args_)
+            assert err and 'nothing of this project ("brand-new") yet' in text, (tool, text)
+            _no_other_project(text)
+        err, text = await call(session, "memories")
+        assert not err
+        _no_other_project(text)
+        err, text = await call(session, "observe", content="brand-new uses uv, not pip")
+        assert not err, text
+        err, text = await call(session, "memories")
+        assert "brand-new uses uv, not pip" in text
+        _no_other_project(text)

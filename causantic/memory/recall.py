@@ -234,10 +234,13 @@ def with_memories(result: Answer, hits: Sequence[MemoryHit], max_tokens: int) ->
 
 
 def list_memories(store: Store, *, project: str | None = None, types: Sequence[str] = (),
-                  limit: int = 50, sort: str = "importance") -> dict[str, object]:
-    """Memories for `causantic memories`: newest or most important first, duplicates collapsed."""
+                  limit: int = 50, sort: str = "importance",
+                  new_ok: bool = False) -> dict[str, object]:
+    """Memories for `causantic memories`: newest or most important first, duplicates collapsed.
+    ``new_ok``: a project nothing holds yet lists the memories for every project (the MCP
+    tool under `[memory] scope = "project"`, whose refusal must not name other projects)."""
     conn = store.conn
-    project = memory_project(conn, project)
+    project = memory_project(conn, project, new_ok=new_ok)
     if not has_memories(conn):
         return {"memories": [], "text": "No memories yet: `causantic remember TEXT` adds one."}
     for t in types:

@@ -25,7 +25,7 @@ Type = Literal["instruction", "error", "decision", "code_change", "insight", "pr
 
 
 def add_tools(mcp: MCPServer, tool: Callable[..., Any], settings: Settings,
-              errors: Callable[[], Any], scoped: Callable[[Any, str | None], str | None],
+              errors: Callable[[], Any], scoped: Callable[..., str | None],
               own: OwnProject | None) -> None:
     """Register the memory tools on the server (tool(name, annotations) is its decorator).
 
@@ -62,7 +62,7 @@ def add_tools(mcp: MCPServer, tool: Callable[..., Any], settings: Settings,
 
         origin = "reflection" if observation_type in ("insight", "procedure") and cites else "explicit"
         with errors(), writable() as store:
-            project = scoped(store.conn, project)
+            project = scoped(store.conn, project, new_ok=True)
             return run(store, content, type=observation_type, importance=importance,
                        project=project or "", cites=cites or (), origin=origin,
                        redact=make_redact(settings), importance_table=settings.memory.importance,
@@ -82,9 +82,9 @@ def add_tools(mcp: MCPServer, tool: Callable[..., Any], settings: Settings,
         from causantic.store import open_store
 
         with errors(), open_store(settings.db_path, readonly=True) as store:
-            return str(list_memories(store, project=scoped(store.conn, project),
+            return str(list_memories(store, project=scoped(store.conn, project, new_ok=True),
                                      types=[observation_type] if observation_type else (),
-                                     limit=limit)["text"])
+                                     limit=limit, new_ok=own is not None)["text"])
 
     @tool("feedback", WRITE)
     def feedback(

@@ -16,6 +16,7 @@ import apsw
 
 from causantic.errors import UsageError
 from causantic.retrieval.projects import project_at, resolve_project
+from causantic.store.projects import has_chunks
 
 
 class OwnProject:
@@ -28,23 +29,28 @@ class OwnProject:
         """The project as memory knows it (a new folder's own name when it has none)."""
         return project_at(conn, self.cwd)
 
-    def project(self, conn: apsw.Connection, asked: str | None) -> str:
+    def project(self, conn: apsw.Connection, asked: str | None, *, new_ok: bool = False) -> str:
         """The project a tool answers for: ours, whatever ``asked`` says, unless it names
-        another one, which is refused.
+        another one, which is refused. ``new_ok``: ours may have no chunks yet (remembering,
+        listing memories); otherwise that is said here, since the usual "no such project"
+        message lists the projects memory holds.
 
         Raises
         ------
-        UsageError : ``asked`` is not this project (or no project at all).
+        UsageError : ``asked`` is not this project (or no project at all), or this project
+            has nothing in memory yet and ``new_ok`` is off.
         """
         here = self.name(conn)
-        if asked is None or asked.strip() in ("", ".", here):
-            return here
-        try:
-            named = resolve_project(conn, asked)
-        except UsageError:  # its "closest names" would list other projects
-            named = None
-        if named != here:
-            raise UsageError(self.refusal(here))
+        if not (asked is None or asked.strip() in ("", ".", here)):
+            try:
+                named = resolve_project(conn, asked)
+            except UsageError:  # its "closest names" would list other projects
+                named = None
+            if named != here:
+                raise UsageError(self.refusal(here))
+        if not new_ok and not has_chunks(conn, here):
+            raise UsageError(f'memory holds nothing of this project ("{here}") yet: its '
+                             "sessions are read as they end")
         return here
 
     def memory(self, conn: apsw.Connection, memory_id: str) -> None:
