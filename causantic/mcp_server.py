@@ -294,7 +294,8 @@ def build_server(settings: Settings) -> MCPServer:
                     own.memory(store.conn, memory_id)
                 return str(forget_memories(store, [memory_id], dry_run=dry_run)["text"])
         with _errors(), open_store(settings.db_path, readonly=dry_run) as store:
-            project = scoped(store.conn, project)
+            if any((project, session_id, after, before, query)):  # none: forget's own refusal
+                project = scoped(store.conn, project)
             return run(store, project=project, session_id=session_id, after=after, before=before,
                        query=query, threshold=threshold, dry_run=dry_run,
                        model_dir=settings.model_dir).text

@@ -75,6 +75,11 @@ async def test_every_tool_answers_for_the_sessions_project_alone(shared_db_copy:
         assert text.startswith(f'No session starting with "{CLI_SESSION[:8]}" in project '
                                '"napoli-matcha"'), text
         _no_other_project(text)
+        # forget still needs a criterion: the scope is not one ("forget everything here")
+        err, text = await call(session, "forget")
+        assert err and "needs at least one of" in text
+        err, text = await call(session, "forget", session_id=CLI_SESSION)
+        assert err and "no session of project 'napoli-matcha'" in text, text
         # a path inside the project, or ".", is this project
         err, text = await call(session, "list-sessions", project=".")
         assert not err and 'Sessions of "napoli-matcha"' in text
