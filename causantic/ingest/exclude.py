@@ -39,9 +39,9 @@ class Exclusions:
     the files of a session and its sub-agents share one."""
 
     def __init__(self, patterns: Iterable[str] = ()) -> None:
-        self.patterns = tuple(p for p in patterns if p)
-        self._paths = [(p, _path_regex(p)) for p in self.patterns if "/" in p]
-        self._names = [p for p in self.patterns if "/" not in p]
+        given = [p for p in patterns if p]
+        self._paths = [(p, _path_regex(p)) for p in given if "/" in p]
+        self._names = [p for p in given if "/" not in p]
         self._seen: dict[str, str | None] = {}
 
     def reason(self, cwd: str | None) -> str | None:

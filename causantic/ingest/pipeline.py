@@ -61,8 +61,7 @@ class IngestReport:
     files: int = 0
     files_read: int = 0
     files_unchanged: int = 0
-    files_excluded: int = 0  # kept out of memory (`causantic.ingest.exclude`)
-    kept_out: dict[str, int] = field(default_factory=dict)  # why -> files
+    kept_out: dict[str, int] = field(default_factory=dict)  # why -> files (`ingest.exclude`)
     chunks_added: int = 0
     chunks_replaced: int = 0
     edges_added: int = 0
@@ -71,6 +70,11 @@ class IngestReport:
     redactions: int = 0
     problems: list[str] = field(default_factory=list)
     seconds: float = 0.0
+
+    @property
+    def files_excluded(self) -> int:
+        """Files kept out of memory, whatever the reason."""
+        return sum(self.kept_out.values())
 
     def as_dict(self) -> dict[str, object]:
         return {
@@ -278,7 +282,6 @@ def _kept_out(exclusions: Exclusions | None, cwd: str, report: IngestReport) -> 
     why = exclusions.reason(cwd) if exclusions is not None else None
     if not why:
         return False
-    report.files_excluded += 1
     report.kept_out[why] = report.kept_out.get(why, 0) + 1
     return True
 

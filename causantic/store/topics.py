@@ -258,7 +258,7 @@ def active_topics(
     """
     if not ready(conn):
         return []
-    own = (f" AND NOT EXISTS (SELECT 1 FROM {MEMBERS} o JOIN chunks oc ON oc.rowid ="
+    own = (f" WHERE NOT EXISTS (SELECT 1 FROM {MEMBERS} o JOIN chunks oc ON oc.rowid ="
            " o.chunk_rowid WHERE o.topic_id = t.id AND oc.project != ?)") if own_only else ""
     return [
         (int(i), str(n), int(k))
@@ -266,7 +266,7 @@ def active_topics(
             f"SELECT t.id, t.name, count(*) AS k FROM"
             " (SELECT rowid FROM chunks WHERE project = ? ORDER BY start_time DESC LIMIT ?) c"
             f" JOIN {MEMBERS} m ON m.chunk_rowid = c.rowid JOIN {TOPICS} t ON t.id = m.topic_id"
-            f" WHERE 1{own} GROUP BY t.id ORDER BY k DESC, t.id LIMIT ?",
+            f"{own} GROUP BY t.id ORDER BY k DESC, t.id LIMIT ?",
             (project, recent, *((project,) if own_only else ()), limit),
         )
     ]
