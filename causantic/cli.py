@@ -175,7 +175,7 @@ def cmd_stats(args: argparse.Namespace, settings: Settings) -> int:
     from causantic.store import open_store
 
     with open_store(settings.db_path, readonly=True) as store:
-        counts = stats(store.conn)
+        counts = stats(store.conn, args.project)
     _emit(args, counts, render_stats(counts, str(settings.db_path)))
     return 0
 
@@ -598,7 +598,7 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--limit", type=_positive,
                        help="most results (default: as many as the budget holds)")
         p.add_argument("--max-tokens", type=_positive, help=f"answer budget in tokens (default {ANSWER_TOKENS})")
-        p.add_argument("--json", action="store_true", help="one JSON object (DESIGN.md section 4)")
+        p.add_argument("--json", action="store_true", help="one JSON object (fields: README, Commands)")
 
     p = command("ingest", cmd_ingest, "Read transcripts into memory, incrementally.",
                 "causantic ingest ~/.claude/projects/-home-me-repo")
@@ -630,7 +630,11 @@ def build_parser() -> argparse.ArgumentParser:
                    help="hybrid: add topic siblings of the best hits (default: config "
                    "[search] cluster_expansion, off)")
 
-    p = command("stats", cmd_stats, "Counts of what is stored.", "causantic stats --json")
+    p = command("stats", cmd_stats, "Counts of what is stored (all of it, or one project's).",
+                "causantic stats cli --json")
+    project_word(p)
+    p.add_argument("--project", help="only what this project holds: its name (see "
+                   "list-projects), a worktree folder name, or a path inside it such as .")
     p.add_argument("--json", action="store_true")
 
     p = command("list-projects", cmd_list_projects, "Projects in memory.", "causantic list-projects")
@@ -685,7 +689,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="up to this date (the whole day) or time")
     p.add_argument("--max-tokens", type=_positive, help=f"answer budget in tokens (default {ANSWER_TOKENS})")
     p.add_argument("--max-chars", type=_positive, help="hard cap on the answer's characters")
-    p.add_argument("--json", action="store_true", help="one JSON object (DESIGN.md section 4)")
+    p.add_argument("--json", action="store_true", help="one JSON object (fields: README, Commands)")
 
     command("serve-mcp", cmd_serve_mcp, "Run the MCP server on stdin/stdout (Claude Code starts it).",
             "claude mcp add --scope user causantic -- $(which python) -m causantic serve-mcp")

@@ -40,6 +40,24 @@ def test_stats_json_counts(sample_db: Path):
     assert text.startswith(f"Memory at {sample_db} (") and " KB)\n" in text
 
 
+def test_stats_of_one_project_add_up_to_all(shared_db: Path):
+    """`stats PROJECT` counts what that project holds; the projects' counts sum to the whole."""
+    every = json.loads(run("--db", str(shared_db), "stats", "--json").stdout)
+    names = [p["project"] for p in json.loads(
+        run("--db", str(shared_db), "list-projects", "--json").stdout)["projects"]]
+    assert len(names) >= 3
+    each = [json.loads(run("--db", str(shared_db), "stats", name, "--json").stdout)
+            for name in names]
+    assert [d["project"] for d in each] == names
+    for key in ("sessions", "chunks", "edges", "subagent_chunks", "redactions", "files"):
+        assert sum(int(d[key]) for d in each) == every[key], key
+    assert all(0 < d["chunks"] < every["chunks"] for d in each)
+    text = run("--db", str(shared_db), "stats", "--project", names[0]).stdout
+    assert text.startswith(f"Memory of project {names[0]} at ") and "projects:" not in text
+    typo = run("--db", str(shared_db), "stats", names[0][:-1] + "x")
+    assert typo.returncode == 2 and "closest" in typo.stderr
+
+
 def test_search_text_and_json_agree(sample_db: Path):
     text = run("--db", str(sample_db), "search", "telemetry exporter shutdown")
     doc = json.loads(run("--db", str(sample_db), "search", "telemetry exporter shutdown", "--json").stdout)

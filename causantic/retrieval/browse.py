@@ -90,9 +90,17 @@ def render_sessions(project: str, sessions: list[SessionInfo]) -> str:
     return "\n".join(lines)
 
 
-def stats(conn: apsw.Connection) -> dict[str, object]:
-    """Counts of everything stored (DESIGN.md section 4), plus redactions and bad lines."""
-    return dict(stored_counts(conn)._asdict())
+def stats(conn: apsw.Connection, project: str | None = None) -> dict[str, object]:
+    """Counts of everything stored, plus redactions and bad lines; with ``project`` (any of
+    its names: `resolve_project`), what that project holds, and its name under "project".
+
+    Raises
+    ------
+    UsageError : no project is called ``project``.
+    """
+    name = resolve_project(conn, project)
+    counts = dict(stored_counts(conn, name)._asdict())
+    return counts if name is None else {"project": name, **counts}
 
 
 def _size(n: int) -> str:
@@ -111,8 +119,9 @@ def render_stats(s: dict[str, object], db_path: str) -> str:
     chunks, vectors = int(str(s["chunks"])), int(str(s["vectors"]))
     untokened = vectors - int(str(s.get("token_bits", vectors)))
     lines = [
-        f"Memory at {db_path}" + (f" ({_size(int(str(s['bytes'])))})" if s.get("bytes") else ""),
-        f"- projects: {s['projects']}",
+        (f"Memory of project {s['project']} at {db_path}" if s.get("project") else
+         f"Memory at {db_path}" + (f" ({_size(int(str(s['bytes'])))})" if s.get("bytes") else "")),
+        *([] if s.get("project") else [f"- projects: {s['projects']}"]),
         f"- sessions: {s['sessions']}",
         f"- chunks: {s['chunks']} ({s['subagent_chunks']} from sub-agents)",
         f"- edges: {s['edges']} ({kind_text})",
