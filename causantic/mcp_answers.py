@@ -607,7 +607,21 @@ ANSWERS_JSON = r'''{
     },
     "description": "Counts of what memory holds: projects, sessions, chunks, edges, vectors, topics.",
     "inputSchema": {
-     "properties": {},
+     "properties": {
+      "project": {
+       "anyOf": [
+        {
+         "type": "string"
+        },
+        {
+         "type": "null"
+        }
+       ],
+       "default": null,
+       "description": "Only this project: a name from list-projects, a worktree folder name, or a path inside it (\".\" = the current one); omit for all projects.",
+       "title": "Project"
+      }
+     },
      "title": "statsArguments",
      "type": "object"
     },
@@ -1470,7 +1484,21 @@ ANSWERS_JSON = r'''{
     },
     "description": "Counts of what memory holds: projects, sessions, chunks, edges, vectors, topics.",
     "inputSchema": {
-     "properties": {},
+     "properties": {
+      "project": {
+       "anyOf": [
+        {
+         "type": "string"
+        },
+        {
+         "type": "null"
+        }
+       ],
+       "default": null,
+       "description": "Only this project: a name from list-projects, a worktree folder name, or a path inside it (\".\" = the current one); omit for all projects.",
+       "title": "Project"
+      }
+     },
      "title": "statsArguments",
      "type": "object"
     },
@@ -2333,7 +2361,21 @@ ANSWERS_JSON = r'''{
     },
     "description": "Counts of what memory holds: projects, sessions, chunks, edges, vectors, topics.",
     "inputSchema": {
-     "properties": {},
+     "properties": {
+      "project": {
+       "anyOf": [
+        {
+         "type": "string"
+        },
+        {
+         "type": "null"
+        }
+       ],
+       "default": null,
+       "description": "Only this project: a name from list-projects, a worktree folder name, or a path inside it (\".\" = the current one); omit for all projects.",
+       "title": "Project"
+      }
+     },
      "title": "statsArguments",
      "type": "object"
     },
@@ -3196,7 +3238,21 @@ ANSWERS_JSON = r'''{
     },
     "description": "Counts of what memory holds: projects, sessions, chunks, edges, vectors, topics.",
     "inputSchema": {
-     "properties": {},
+     "properties": {
+      "project": {
+       "anyOf": [
+        {
+         "type": "string"
+        },
+        {
+         "type": "null"
+        }
+       ],
+       "default": null,
+       "description": "Only this project: a name from list-projects, a worktree folder name, or a path inside it (\".\" = the current one); omit for all projects.",
+       "title": "Project"
+      }
+     },
      "title": "statsArguments",
      "type": "object"
     },
@@ -4067,7 +4123,21 @@ ANSWERS_JSON = r'''{
     },
     "description": "Counts of what memory holds: projects, sessions, chunks, edges, vectors, topics.",
     "inputSchema": {
-     "properties": {},
+     "properties": {
+      "project": {
+       "anyOf": [
+        {
+         "type": "string"
+        },
+        {
+         "type": "null"
+        }
+       ],
+       "default": null,
+       "description": "Only this project: a name from list-projects, a worktree folder name, or a path inside it (\".\" = the current one); omit for all projects.",
+       "title": "Project"
+      }
+     },
      "title": "statsArguments",
      "type": "object"
     },

@@ -33,6 +33,7 @@ import signal
 import sys
 import threading
 import time
+from typing import Any
 
 from causantic.config import Settings
 
@@ -43,6 +44,31 @@ CACHED = ("initialize", "server/discover", "tools/list", "prompts/list", "resour
 LISTEN = "subscriptions/listen"
 ACKNOWLEDGED = "notifications/subscriptions/acknowledged"
 SUBSCRIPTION_KEY = "io.modelcontextprotocol/subscriptionId"
+
+
+#: Under `[memory] scope = "project"` the server answers for one project, so what its
+#: recorded answers say of "all projects" (the instructions, every `project` argument) is
+#: reworded on the way out (`own_project_wording`); tests/test_mcp_front.py checks that each
+#: phrase is still in the recording.
+OWN_PROJECT_WORDING = (
+    ("(all projects)", '(this session\'s project only: [memory] scope = "project")'),
+    ("omit for all projects.", "omit for this session's project, the only one it sees."),
+    ("omit for every project.", "omit for this session's project."),
+)
+
+
+def own_project_wording(value: Any) -> Any:
+    """``value`` (a recorded answer, or any part of one) with `OWN_PROJECT_WORDING` applied
+    to every string in it."""
+    if isinstance(value, str):
+        for phrase, own in OWN_PROJECT_WORDING:
+            value = value.replace(phrase, own)
+        return value
+    if isinstance(value, dict):
+        return {k: own_project_wording(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [own_project_wording(v) for v in value]
+    return value
 
 
 def load_answers() -> dict[str, dict]:
@@ -86,10 +112,15 @@ def answer_key(msg: dict, session_version: str | None) -> str | None:
 class Front:
     """Routes lines between the client's wire and the SDK server's pipes."""
 
-    def __init__(self, wire_out, to_sdk, answers: dict[str, dict]) -> None:
+    def __init__(self, wire_out, to_sdk, answers: dict[str, dict], *,
+                 own_project: bool = False) -> None:
         self.wire_out = wire_out
         self.to_sdk = to_sdk
-        self.answers = answers
+        # Under `[memory] scope = "project"`, the recorded answers and the SDK's own answers
+        # to the same requests (those we could not answer here) speak of one project.
+        self.own_project = own_project
+        self.answers = own_project_wording(answers) if own_project else answers
+        self.reworded: set[str] = set()  # ids of such requests the SDK answers
         self.lock = threading.Lock()
         self.owed = threading.Condition(self.lock)
         self.answered: set[str] = set()  # ids answered here: the SDK's answer is dropped
@@ -133,6 +164,8 @@ class Front:
                                 + b"\n")
                 else:
                     self.pending.add(rid)
+                    if self.own_project and msg["method"] in CACHED:
+                        self.reworded.add(rid)
         self.to_sdk.write(line if line.endswith(b"\n") else line + b"\n")
         self.to_sdk.flush()
 
@@ -166,6 +199,10 @@ class Front:
                 self.pending.discard(rid)
                 if rid in self.initialize_ids and isinstance(msg.get("result"), dict):
                     self.version = msg["result"].get("protocolVersion")
+                if rid in self.reworded:
+                    self.reworded.discard(rid)
+                    line = json.dumps(own_project_wording(msg), separators=(",", ":"),
+                                      ensure_ascii=False).encode() + b"\n"
                 self.owed.notify_all()
             self._write(line)
 
@@ -204,7 +241,8 @@ def serve(settings: Settings) -> None:
     os.dup2(sdk_out, 1)
     os.close(sdk_in)
     os.close(sdk_out)
-    front = Front(wire_out, os.fdopen(to_sdk_fd, "wb"), load_answers())
+    front = Front(wire_out, os.fdopen(to_sdk_fd, "wb"), load_answers(),
+                  own_project=settings.memory.scope == "project")
     threading.Thread(target=_run_sdk, args=(settings,), name="mcp-sdk", daemon=True).start()
     threading.Thread(target=_pump, args=(os.fdopen(from_sdk_fd, "rb"), front),
                      name="mcp-pump", daemon=True).start()

@@ -224,14 +224,14 @@ def build_server(settings: Settings) -> MCPServer:
             return render_sessions(project, run(store.conn, project, days_back=days_back, limit=limit))
 
     @tool("stats")
-    def stats() -> str:
+    def stats(project: Project = None) -> str:
         """Counts of what memory holds: projects, sessions, chunks, edges, vectors, topics."""
         # deferred: MCP start: a tool's code loads at its first call
         from causantic.retrieval.browse import render_stats
         from causantic.retrieval.browse import stats as run
 
         with _store(settings) as store:
-            return render_stats(run(store.conn), str(settings.db_path))
+            return render_stats(run(store.conn, scoped(store.conn, project)), str(settings.db_path))
 
     @tool("topics")
     def topics(
@@ -307,7 +307,13 @@ def build_server(settings: Settings) -> MCPServer:
         from causantic.claude import status
 
         with _errors():
-            return status.render_status(status.read_status(settings.home), settings.home)
+            runs = status.read_status(settings.home)
+            if own is None:
+                return status.render_status(runs, settings.home)
+            if not settings.db_path.exists():
+                return status.render_status(runs, settings.home, own_project=own.name(None))
+            with _store(settings) as store:
+                return status.render_status(runs, settings.home, own_project=own.name(store.conn))
 
     # deferred: heavy: pulls mcp, pydantic, only needed here
     from causantic.memory.tools import add_tools

@@ -206,3 +206,31 @@ def test_sigint_stops_the_server_at_once(tmp_path: Path):
             assert time.monotonic() - started < 1.0
         finally:
             client.close()
+
+
+def test_under_project_scope_the_answers_speak_of_one_project():
+    """`[memory] scope = "project"`: the recorded answers and the SDK's own answers to the
+    same requests are reworded; a tool's result (memory text) is passed on unchanged."""
+    recorded = json.dumps(load_answers())
+    for phrase, _ in mcp_front.OWN_PROJECT_WORDING:  # a reworded description fails here
+        assert phrase in recorded, phrase
+    out, to_sdk = io.BytesIO(), io.BytesIO()
+    front = mcp_front.Front(out, to_sdk, load_answers(), own_project=True)
+    front.from_client(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                                  "params": initialize()}).encode() + b"\n")
+    assert "(all projects)" not in json.loads(out.getvalue())["result"]["instructions"]
+    # a page we did not record goes to the SDK; its answer is reworded on the way out
+    paged = {"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {"cursor": "x"}}
+    said = {"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+            "params": {"name": "search", "arguments": {"query": "omit for all projects."}}}
+    for msg in (paged, said):
+        front.from_client(json.dumps(msg).encode() + b"\n")
+    tools = {"tools": [{"name": "search", "description": "Only this project: omit for all projects."}]}
+    result = {"content": [{"type": "text", "text": "we wrote omit for all projects."}]}
+    start = len(out.getvalue())
+    for rid, res in ((2, tools), (3, result)):
+        front.from_sdk(json.dumps({"jsonrpc": "2.0", "id": rid, "result": res}).encode() + b"\n")
+    listed, called = [json.loads(x) for x in out.getvalue()[start:].splitlines()]
+    assert listed["result"]["tools"][0]["description"] == (
+        "Only this project: omit for this session's project, the only one it sees.")
+    assert called["result"] == result

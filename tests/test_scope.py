@@ -8,6 +8,7 @@ project. The hooks' shared pieces (topic names, lessons) keep to the project too
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 from pathlib import Path
 
@@ -155,3 +156,55 @@ async def test_a_new_project_is_told_so_without_naming_the_others(shared_db_copy
         err, text = await call(session, "memories")
         assert "brand-new uses uv, not pip" in text
         _no_other_project(text)
+
+
+@pytest.mark.anyio
+async def test_counts_hook_runs_and_tool_texts_speak_of_one_project(shared_db_copy: Path,
+                                                                    private_home: Path):
+    """`stats` counts the project alone, `hook-status` names no other project (nor its
+    session or error), and what the server tells the model no longer offers "all projects"."""
+    from causantic.claude import status
+
+    db = shared_db_copy
+    folder = _scoped_home(private_home)
+    home = private_home / ".causantic"
+    status.record(home, "session-start", success=True, duration_ms=20, project="napoli-matcha",
+                  session_id="aaaa1111", details={"chars": 900})
+    status.record(home, "session-end", success=False, duration_ms=20, project="spotter",
+                  session_id="bbbb2222", error="cannot read /home/u/spotter/x.jsonl")
+    status.record(home, "pre-compact", success=True, duration_ms=20, project="cli",
+                  session_id="cccc3333", details={"chunks": 4})
+    args = ["-m", "causantic", "--db", str(db), "serve-mcp"]
+    async with mcp_client(args, db.parent / "server.log", cwd=folder,
+                          env={"HOME": str(private_home)}) as session:
+        started = await session.initialize()
+        assert "all projects" not in started.instructions
+        assert 'scope = "project"' in started.instructions
+        listed = json.dumps([t.model_dump() for t in (await session.list_tools()).tools])
+        assert "all projects" not in listed and "every project" not in listed
+        assert "this session's project" in listed
+
+        err, text = await call(session, "stats")
+        assert not err and text.startswith("Memory of project napoli-matcha at "), text
+        with open_store(db, readonly=True) as store:
+            (own,) = store.conn.execute(
+                "SELECT count(*) FROM chunks WHERE project = 'napoli-matcha'").fetchone()
+            (every,) = store.conn.execute("SELECT count(*) FROM chunks").fetchone()
+        assert f"- chunks: {own} " in text and own < every
+        assert "projects:" not in text
+        err, text = await call(session, "stats", project="cli")
+        assert err and 'own project "napoli-matcha"' in text
+
+        err, text = await call(session, "hook-status")
+        assert not err
+        assert "session-start: last ran" in text and "for napoli-matcha session aaaa1111" in text
+        _no_other_project(text)
+        for leak in ("spotter", "cli", "bbbb2222", "cccc3333", "x.jsonl", "chunks 4"):
+            assert leak not in text, (leak, text)
+        assert text.count("for another project") == 2
+        assert "Failing: session-end" in text
+    # the shell still shows every run whole
+    shown = subprocess.run([PYTHON, "-m", "causantic", "--db", str(db), "hook-status"],
+                           capture_output=True, text=True, timeout=60,
+                           env={**os.environ, "HOME": str(private_home)})
+    assert "for spotter session bbbb2222" in shown.stdout and "x.jsonl" in shown.stdout

@@ -120,8 +120,14 @@ def record(
             atomic_write(status_path(home), text, durable=False)
 
 
-def render_status(status: dict[str, dict[str, Any]], home: Path, now: datetime | None = None) -> str:
-    """Human-readable status, one line per hook, then a one-line verdict."""
+def render_status(status: dict[str, dict[str, Any]], home: Path, now: datetime | None = None,
+                  *, own_project: str | None = None) -> str:
+    """Human-readable status, one line per hook, then a one-line verdict.
+
+    ``own_project`` (the MCP server under `[memory] scope = "project"`): a run for any other
+    project (or none known) says when it ran and whether it failed, never which project,
+    session or error (those may name another project: `causantic hook-status` in a shell
+    shows them)."""
     if not status:
         return (
             "Hook status: no hook has run yet. If Claude Code sessions ran since "
@@ -135,6 +141,12 @@ def render_status(status: dict[str, dict[str, Any]], home: Path, now: datetime |
         e = status[name]
         state = "ok" if e.get("success") else "FAILED"
         line = f"- {name}: last ran {time_ago(e.get('last_run'), now)} ({state}, {_duration(e)})"
+        if own_project is not None and e.get("project") != own_project:
+            line += " for another project (details: `causantic hook-status` in a shell)"
+            if not e.get("success"):
+                failing.append(name)
+            lines.append(line)
+            continue
         if e.get("project"):
             line += f" for {e['project']}"
         if e.get("session_id"):

@@ -17,6 +17,7 @@ import apsw
 from causantic.errors import UsageError
 from causantic.retrieval.projects import project_at, resolve_project
 from causantic.store.projects import has_chunks
+from causantic.transcripts.project import project_for_cwd
 
 
 class OwnProject:
@@ -25,9 +26,10 @@ class OwnProject:
     def __init__(self, cwd: str) -> None:
         self.cwd = cwd
 
-    def name(self, conn: apsw.Connection) -> str:
-        """The project as memory knows it (a new folder's own name when it has none)."""
-        return project_at(conn, self.cwd)
+    def name(self, conn: apsw.Connection | None) -> str:
+        """The project as memory knows it (a new folder's own name when it has none, and
+        without a database (``conn`` None) the name ingest will give it)."""
+        return project_at(conn, self.cwd) if conn is not None else project_for_cwd(self.cwd).name
 
     def project(self, conn: apsw.Connection, asked: str | None, *, new_ok: bool = False) -> str:
         """The project a tool answers for: ours, whatever ``asked`` says, unless it names
