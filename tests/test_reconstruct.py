@@ -143,6 +143,16 @@ def test_briefing_of_session_one_lists_open_todos_and_the_resolved_error(samples
     assert "Files edited (1): internal/retry/backoff.go" in text
 
 
+def test_briefing_headings_say_when_a_list_is_cut(shared_db: Path):
+    """spotter's last session resolved five errors and ran 70 commands: the briefing shows
+    the last three and six, and its headings say so ("Resolved errors (5):" over three
+    lines read as a miscount)."""
+    text = briefing(_conn(shared_db), "spotter", session="4d5611e5", max_chars=9000)
+    assert "Resolved errors (last 3 of 5):" in text
+    assert "Commands (last 6 of 70):" in text
+    assert "Unresolved errors (1):" in text
+
+
 def test_briefing_on_the_shared_transcripts(shared_db: Path):
     """cli: the session before the newest is the fish-completions one (edited setup_test.go,
     last asked to commit)."""

@@ -467,17 +467,20 @@ def _state_sections(
     if state.open_todos:
         lines = [f"- [{_TODO_MARKS.get(t.get('status', ''), ' ')}] {clip_line(t.get('content', ''), 160)}"
                  for t in state.open_todos[:10]]
-        out.append((2, f"Open todos ({len(state.open_todos)}):\n" + "\n".join(lines)))
+        out.append((2, _counted("Open todos", len(lines), len(state.open_todos), "first") + "\n"
+                    + "\n".join(lines)))
     unresolved = state.unresolved
     if unresolved:
         lines = [f"- {e.tool} {_subject(e.subject, rel)}: {clip_line(e.message, 160)}"
                  for e in unresolved[-5:]]
-        out.append((3, f"Unresolved errors ({len(unresolved)}):\n" + "\n".join(lines)))
+        out.append((3, _counted("Unresolved errors", len(lines), len(unresolved)) + "\n"
+                    + "\n".join(lines)))
     resolved = [e for e in state.errors if e.resolved]
     if resolved:
         lines = [f"- {e.tool} {_subject(e.subject, rel)}: {clip_line(e.message, 120)} → {e.how}"
                  for e in resolved[-3:]]
-        out.append((7, f"Resolved errors ({len(resolved)}):\n" + "\n".join(lines)))
+        out.append((7, _counted("Resolved errors", len(lines), len(resolved)) + "\n"
+                    + "\n".join(lines)))
     if state.edited:
         out.append((4, _file_line("Files edited", state.edited, rel)))
     read_only = _read_only(state.files, state.edited, state.cwd)
@@ -485,12 +488,17 @@ def _state_sections(
         out.append((8, _file_line("Files read or searched", read_only, rel)))  # Grep/Glob paths too
     if state.commands:
         shown = state.commands[-6:]
-        more = f" (last {len(shown)} of {len(state.commands)})" if len(state.commands) > 6 else ""
-        out.append((5, f"Commands{more}:\n" + "\n".join(f"- `{clip_line(c, 160)}`" for c in shown)))
+        out.append((5, _counted("Commands", len(shown), len(state.commands)) + "\n"
+                    + "\n".join(f"- `{clip_line(c, 160)}`" for c in shown)))
     earlier = _earlier_sessions(conn, project, state)
     if earlier:
         out.append((9, "Earlier sessions:\n" + "\n".join(earlier)))
     return out
+
+
+def _counted(label: str, shown: int, total: int, which: str = "last") -> str:
+    """A section's heading: "Resolved errors (5):", or "(last 3 of 5)" when some are left out."""
+    return f"{label} ({total}):" if shown == total else f"{label} ({which} {shown} of {total}):"
 
 
 def _fit_sections(sections: list[tuple[int, str]], room: int) -> str:
