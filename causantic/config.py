@@ -115,6 +115,8 @@ KEYS: tuple[Key, ...] = (
     Key("topics", "min_cluster_size", "int", 4, "HDBSCAN's smallest topic", low=2),
     Key("topics", "min_samples", "int", 4, "HDBSCAN's density (the point itself included)",
         low=1),
+    Key("topics", "auto_rebuild", "int", 20000, "after embedding, rebuild topics when there "
+        "are none or memory grew by a quarter since, up to this many chunks (0: never)", low=0),
     Key("hooks", "user_prompt_submit", "bool", False, "prompt recall on every prompt (run "
         "`causantic install` again after changing)"),
     Key("hooks", "session_start_chars", "int", SESSION_START_CHARS, "briefing cap in "
@@ -201,11 +203,12 @@ class SearchSettings(Section):
 class TopicSettings(Section):
     """`[topics]`."""
 
-    __slots__ = ("threshold", "min_cluster_size", "min_samples")
+    __slots__ = ("threshold", "min_cluster_size", "min_samples", "auto_rebuild")
     SECTION = "topics"
     threshold: float
     min_cluster_size: int
     min_samples: int
+    auto_rebuild: int
 
 
 class HookSettings(Section):

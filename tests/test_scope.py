@@ -16,7 +16,8 @@ import pytest
 
 from causantic.lessons.surface import lookup
 from causantic.store import open_store
-from causantic.topics.maps import active_topics_line, list_topics, show_topic
+from causantic.topics.active import active_topics_line
+from causantic.topics.maps import list_topics, show_topic
 
 from .conftest import PYTHON
 from .helpers import mcp_client

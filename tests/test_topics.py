@@ -26,6 +26,7 @@ from causantic.retrieval.search import search
 from causantic.store import open_store
 from causantic.store import topics as topic_store
 from causantic.topics import maps
+from causantic.topics.active import active_topics_line
 from causantic.topics.maintain import Assigner, TopicSettings, rebuild
 from causantic.topics.naming import BACKGROUND, name_topics, tokens
 
@@ -39,7 +40,10 @@ NAPOLI_CWD = "/Users/ob1/projects/opus-hackathon/napoli-matcha"
 def napoli_db(tmp_path_factory: pytest.TempPathFactory, shared_transcripts: Path) -> Path:
     """napoli-matcha ingested and fully embedded, no topics (read-only use: copy to write)."""
     folder = tmp_path_factory.mktemp("topics-napoli")
+    (folder / ".causantic").mkdir(mode=0o700)
+    (folder / ".causantic" / "config.toml").write_text("[topics]\nauto_rebuild = 0\n")
     settings = load_settings(db=folder / "memory.db", env={"HOME": str(folder)})
+    assert settings.topics.auto_rebuild == 0
     run_ingest(settings, [shared_transcripts / "theogbrand__napoli-matcha"])
     assert run_embed(settings).remaining == 0
     return folder / "memory.db"
@@ -206,7 +210,7 @@ def test_embedding_new_chunks_assigns_them_by_the_configured_threshold(
         db = tmp_path / f"t{threshold}" / "memory.db"
         db.parent.mkdir()
         shutil.copy2(topics_db, db)
-        config.write_text(f"[topics]\nthreshold = {threshold}\n")
+        config.write_text(f"[topics]\nthreshold = {threshold}\nauto_rebuild = 0\n")
         settings = load_settings(db=db)
         assert settings.topics.threshold == threshold
         run_ingest(settings, spotter)
@@ -219,6 +223,76 @@ def test_embedding_new_chunks_assigns_them_by_the_configured_threshold(
         assert new == report.topics_joined
         joined[threshold] = (new, report.embedded)
     assert joined[1.0][0] == joined[1.0][1] and joined[0.0001][0] == 0
+
+
+def test_embedding_builds_topics_when_there_are_none_and_when_memory_outgrew_them(
+        napoli_db: Path, tmp_path: Path, private_home: Path,
+        capsys: pytest.CaptureFixture[str]):
+    """The embed step rebuilds the topics itself (`[topics] auto_rebuild`): memory of 121
+    chunk vectors and no topics gets them; unchanged memory is left alone; a quarter more
+    chunks than the last build (and at least a hundred), or another model, calls for a new
+    one; past the cap, or with 0, only `causantic topics rebuild` builds them."""
+    from causantic.topics.maintain import rebuild_due
+
+    db = _copy(napoli_db, tmp_path)
+    with open_store(db, readonly=True) as store:
+        assert rebuild_due(store.conn, max_chunks=20000) == "no topics yet"
+        assert rebuild_due(store.conn, max_chunks=120) is None  # more than the cap
+        assert rebuild_due(store.conn, max_chunks=0) is None
+    settings = load_settings(db=db)
+    assert settings.topics.auto_rebuild == 20000  # the default
+    first = run_embed(settings)
+    assert first.embedded == 0 and first.topics is not None
+    assert first.topics["reason"] == "no topics yet" and int(str(first.topics["topics"])) >= 2
+    with open_store(db, readonly=True) as store:
+        built = topic_store.build_info(store.conn)
+        assert built is not None and built.chunks == 121
+        assert maps.list_topics(store.conn).topics
+    again = run_embed(settings)
+    assert again.topics is None and not again.topics_note
+    with open_store(db) as store:
+        for chunks, model, due in ((100, built.model_id, None),  # 21 more: not yet
+                                   (20, built.model_id, "101 chunks embedded since they were built"),
+                                   (121, "another-model", "the topics came from another model's vectors")):
+            topic_store.save_build(store.conn, topic_store.BuildInfo(
+                built.built_at, model, chunks, built.params, built.seconds))
+            assert rebuild_due(store.conn, max_chunks=20000) == due, chunks
+    # the command line says so after embedding
+    code, out, _ = _cli(capsys, "--db", str(db), "embed")
+    assert code == 0 and "Topics rebuilt (the topics came from another model's vectors): " in out
+
+
+def test_the_hooks_background_worker_rebuilds_them_too(napoli_db: Path, tmp_path: Path,
+                                                     private_home: Path):
+    """A session ends: the detached worker ingests and embeds it, then builds the topics
+    memory lacked, and hook-status records how many."""
+    db = _copy(napoli_db, tmp_path)
+    session = SAMPLES / "-home-dev-acme-api" / "11111111-aaaa-4bbb-8ccc-000000000001.jsonl"
+    worker = subprocess.run([PYTHON, "-m", "causantic", "--db", str(db), "hook", "ingest-worker",
+                             "--event", "session-end", "--", str(session)],
+                            capture_output=True, text=True, timeout=300)
+    assert worker.returncode == 0, worker.stderr
+    entry = json.loads((private_home / ".causantic" / "hook-status.json").read_text())["session-end"]
+    assert entry["success"] and entry["details"]["vectors"] > 0, entry
+    with open_store(db, readonly=True) as store:
+        assert entry["details"]["topics"] == len(maps.list_topics(store.conn).topics) >= 2
+
+
+def test_a_rebuild_that_cannot_write_is_a_note_and_the_embed_stands(
+        napoli_db: Path, tmp_path: Path, private_home: Path):
+    """Another process holding the write lock past the busy timeout: the old (no) topics stay
+    and embed reports why, without failing."""
+    db = _copy(napoli_db, tmp_path)
+    holder = apsw.Connection(str(db))
+    holder.execute("BEGIN IMMEDIATE")
+    try:
+        report = run_embed(load_settings(db=db))
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert report.topics is None and "locked" in report.topics_note
+    with open_store(db, readonly=True) as store:
+        assert topic_store.build_info(store.conn) is None
 
 
 @pytest.mark.parametrize("table, message", [
@@ -358,12 +432,15 @@ async def test_the_topics_tool_answers_what_the_command_line_shows(topics_db: Pa
 
 
 def test_the_session_start_briefing_names_active_topics_without_numpy(topics_db: Path):
+    """Nor `dataclasses` (with `inspect` and `ast`: ~10 ms of the hook's 45), which the topic
+    map's module pulls in: now that embedding builds topics, nearly every briefing would pay it."""
     code = (
         "import sys\n"
         "from causantic.cli import main\n"
         f"rc = main(['--db', {str(topics_db)!r}, 'hook', 'session-start'])\n"
         "sys.stdout.flush()\n"
-        "print('HEAVY=' + ','.join(m for m in ('numpy', 'onnxruntime', 'mcp') if m in sys.modules),"
+        "print('HEAVY=' + ','.join(m for m in ('numpy', 'onnxruntime', 'mcp', 'dataclasses')"
+        " if m in sys.modules),"
         " file=sys.stderr)\n"
         "sys.exit(rc)\n"
     )
@@ -372,7 +449,7 @@ def test_the_session_start_briefing_names_active_topics_without_numpy(topics_db:
     assert proc.returncode == 0, proc.stderr
     context = json.loads(proc.stdout)["hookSpecificOutput"]["additionalContext"]
     with open_store(topics_db, readonly=True) as store:
-        line = maps.active_topics_line(store.conn, PROJECT)
+        line = active_topics_line(store.conn, PROJECT)
     assert line.startswith("Active topics: ") and line in context
     assert proc.stderr.decode().strip().splitlines()[-1] == "HEAVY="
 

@@ -253,8 +253,8 @@ def _briefing(settings: Settings, cwd: str, session_id: str, max_chars: int,
             memories = briefing_block(conn, project, max_chars - len(MORE))
             return project, memories + MORE if memories else ""
         topics = ""
-        if _has_topics(conn):  # the topic map module costs ~4 ms to import: only when used
-            from causantic.topics.maps import active_topics_line  # SQL only
+        if _has_topics(conn):
+            from causantic.topics.active import active_topics_line  # SQL only
 
             topics = active_topics_line(conn, project,
                                         own_only=settings.memory.scope == "project")
@@ -497,7 +497,7 @@ def ingest_locked(settings: Settings, path: Path, session_id: str = "",
         return None
     vectors = _one_running_one_waiting(settings.home / "locks" / "embed",
                                        lambda: _embed_pending(settings))
-    out["vectors"] = "queued behind another worker" if vectors is None else vectors
+    out.update({"vectors": "queued behind another worker"} if vectors is None else vectors)
     return out
 
 
@@ -596,22 +596,27 @@ def _ingest_pending(settings: Settings, current: Path) -> int:
     return left
 
 
-def _embed_pending(settings: Settings) -> int | str:
-    """Embed chunks without vectors; the count, or why not (a missing model is not a failure)."""
+def _embed_pending(settings: Settings) -> dict[str, Any]:
+    """Embed chunks without vectors: ``vectors``, the count or why not (a missing model is
+    not a failure), and ``topics`` when that rebuilt them (`topics.maintain.refresh`)."""
     # deferred: hook fast path: loaded only when this runs
     from causantic.errors import CausanticError
     from causantic.model import embedder as embed
 
     if not embed.available(settings.model_dir):
-        return "model not available"
+        return {"vectors": "model not available"}
     # deferred: heavy: pulls numpy, only needed here
     from causantic.ingest.run import run_embed
 
     try:
-        return int(run_embed(settings).embedded)
+        report = run_embed(settings)
     except CausanticError as exc:
         print(f"causantic: embedding skipped: {exc}", file=sys.stderr)
-        return f"skipped: {exc}"
+        return {"vectors": f"skipped: {exc}"}
+    if report.topics_note:
+        print(f"causantic: topics not rebuilt: {report.topics_note}", file=sys.stderr)
+    done = {"vectors": int(report.embedded)}
+    return done if report.topics is None else {**done, "topics": report.topics["topics"]}
 
 
 def _project_of(settings: Settings, session_id: str) -> str | None:

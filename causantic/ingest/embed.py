@@ -49,6 +49,8 @@ class EmbedReport:
     topics_joined: int = 0  # new chunks that joined a topic (nearest centroid, threshold)
     indexed: int = 0  # chunks (re)written into the compact vector index by its refresh
     tokened: int = 0  # chunks that had vectors and were given token vectors
+    topics: dict[str, object] | None = None  # the automatic rebuild after it, if one ran
+    topics_note: str = ""  # why an automatic rebuild that was due did not happen
 
     @property
     def rate(self) -> float:
@@ -68,6 +70,8 @@ class EmbedReport:
             "topics_joined": self.topics_joined,
             "indexed": self.indexed,
             "tokened": self.tokened,
+            **({"topics_rebuilt": self.topics} if self.topics else {}),
+            **({"topics_note": self.topics_note} if self.topics_note else {}),
         }
 
 
@@ -214,4 +218,10 @@ def summary(report: EmbedReport) -> str:
         text += (f" {plural(report.stale, 'chunk')} {'has' if report.stale == 1 else 'have'} "
                  "vectors from another model: run "
                  "`causantic reindex`.")
+    if report.topics:
+        t = report.topics
+        text += (f" Topics rebuilt ({t['reason']}): {plural(int(str(t['topics'])), 'topic')} "
+                 f"from {t['chunks']} chunks in {float(str(t['seconds'])):.1f} s.")
+    if report.topics_note:
+        text += f" Topics not rebuilt: {report.topics_note}."
     return text

@@ -8,8 +8,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import apsw
+
 from causantic.config import Settings
-from causantic.errors import Interrupted
+from causantic.errors import CausanticError, Interrupted, describe
 from causantic.fsutil import file_lock, private_dir
 from causantic.ingest.embed import EmbedReport
 from causantic.ingest.exclude import Exclusions
@@ -185,7 +187,7 @@ def _embed(settings, reindex, limit, show, embed_pending):
         from causantic.memory.maintain import embed_memories
 
         embed_memories(store, settings.memory, settings.model_dir)
-        return embed_pending(
+        report = embed_pending(
             store,
             model_dir=None if settings.model_dir is None else str(settings.model_dir),
             reindex=reindex,
@@ -193,3 +195,22 @@ def _embed(settings, reindex, limit, show, embed_pending):
             progress=show,
             topic_threshold=settings.topics.threshold,
         )
+        _refresh_topics(store, settings, report)
+        return report
+
+
+def _refresh_topics(store, settings: Settings, report: EmbedReport) -> None:
+    """Rebuild the topics when they are missing or memory outgrew them (`topics.maintain.
+    refresh`), still under the embedding lock, so one process at a time does it. The vectors
+    are committed by now: a rebuild that cannot finish is a note, never a failed embed."""
+    # deferred: heavy: pulls numpy, only needed here
+    from causantic.topics.maintain import refresh
+
+    try:
+        done = refresh(store, settings.topics, model_id=report.model_id)
+    except (CausanticError, apsw.Error) as exc:
+        report.topics_note = str(exc) if isinstance(exc, CausanticError) else describe(exc)
+        return
+    if done is not None:
+        reason, rebuilt = done
+        report.topics = {"reason": reason, **rebuilt.as_dict()}

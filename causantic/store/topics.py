@@ -160,6 +160,13 @@ def mean_vectors_by_rowid(
     ]
 
 
+def vector_count(conn: apsw.Connection, model_id: str) -> int:
+    """How many chunks have vectors of this model (what a rebuild would cluster)."""
+    if not table_exists(conn, META):
+        return 0
+    return int(conn.execute(f"SELECT count(*) FROM {META} WHERE model_id = ?", (model_id,)).get)
+
+
 def all_vectors(conn: apsw.Connection, model_id: str) -> list[tuple[int, str, bytes]]:
     """(chunk rowid, chunk id, vector bytes) of every chunk embedded by this model."""
     return [(int(r), str(c), bytes(v)) for r, c, v in conn.execute(
@@ -244,29 +251,3 @@ def topics_of_rowids(conn: apsw.Connection, rowids: Sequence[int]) -> dict[int, 
             conn, f"SELECT chunk_rowid, topic_id FROM {MEMBERS} WHERE chunk_rowid IN ({{marks}})", rowids
         )
     }
-
-
-def active_topics(
-    conn: apsw.Connection, project: str, *, recent: int = 200, limit: int = 5,
-    own_only: bool = False,
-) -> list[tuple[int, str, int]]:
-    """(topic id, name, chunks) of the topics most present among a project's latest chunks;
-    ``own_only``: only topics without chunks of other projects.
-
-    Reads at most ``recent`` chunks through the (project, start_time) index: bounded cost for
-    the session-start hook whatever the size of memory.
-    """
-    if not ready(conn):
-        return []
-    own = (f" WHERE NOT EXISTS (SELECT 1 FROM {MEMBERS} o JOIN chunks oc ON oc.rowid ="
-           " o.chunk_rowid WHERE o.topic_id = t.id AND oc.project != ?)") if own_only else ""
-    return [
-        (int(i), str(n), int(k))
-        for i, n, k in conn.execute(
-            f"SELECT t.id, t.name, count(*) AS k FROM"
-            " (SELECT rowid FROM chunks WHERE project = ? ORDER BY start_time DESC LIMIT ?) c"
-            f" JOIN {MEMBERS} m ON m.chunk_rowid = c.rowid JOIN {TOPICS} t ON t.id = m.topic_id"
-            f"{own} GROUP BY t.id ORDER BY k DESC, t.id LIMIT ?",
-            (project, recent, *((project,) if own_only else ()), limit),
-        )
-    ]

@@ -23,6 +23,16 @@ Rebuild
    embedded meanwhile join the new centroids by the threshold rule. A failure anywhere
    leaves the previous topics as they were.
 
+Automatic rebuilds
+------------------
+After each embedding run (`causantic ingest`, `causantic embed`, the hooks' background
+worker), `refresh` rebuilds when memory has no topics yet and holds at least `AUTO_FIRST`
+chunk vectors, or when it grew by `AUTO_GROWTH` of the last build (and at least `AUTO_FIRST`
+chunks) since, up to ``[topics] auto_rebuild`` chunk vectors (0: never). Past that size a
+rebuild takes tens of seconds and some hundreds of MB, so it is left to `causantic topics
+rebuild`. Growth is geometric, so a store rebuilt this way sees about 25 rebuilds on its way
+to 20,000 chunks, most of them under a second.
+
 Between rebuilds
 ----------------
 The embed step (`causantic.ingest.embed.embed_pending`) hands each batch of freshly embedded
@@ -59,6 +69,10 @@ _DEFAULT = TopicSettings()  # `[topics]` as config.KEYS sets it by default
 #: A cluster holding more than this share of all chunks is clustered again (module doc).
 MAX_SHARE = 0.10
 MAX_DEPTH = 6
+#: Automatic rebuilds (module doc): the fewest chunk vectors worth clustering, and the growth
+#: since the last build that calls for a new one.
+AUTO_FIRST = 100
+AUTO_GROWTH = 0.25
 #: Texts read per topic for naming (nearest the centroid first), and unassigned texts.
 NAME_SAMPLE = 150
 BACKGROUND_SAMPLE = 2000
@@ -313,6 +327,39 @@ def rebuild(
         largest=int(sizes.max()) if k else 0, threshold=settings.threshold,
         compute_seconds=compute_seconds, write_seconds=time.perf_counter() - started,
     )
+
+
+def rebuild_due(conn: apsw.Connection, *, max_chunks: int, model_id: str = MODEL_ID) -> str | None:
+    """Why the topics should be rebuilt now (module doc, "Automatic rebuilds"), or None."""
+    if max_chunks <= 0:
+        return None
+    n = topic_store.vector_count(conn, model_id)
+    if not AUTO_FIRST <= n <= max_chunks:
+        return None
+    built = topic_store.build_info(conn)
+    if built is None:
+        return "no topics yet"
+    if built.model_id != model_id:
+        return "the topics came from another model's vectors"
+    grown = n - built.chunks
+    if grown >= max(AUTO_FIRST, AUTO_GROWTH * built.chunks):
+        return f"{grown} chunks embedded since they were built"
+    return None
+
+
+def refresh(store: Store, settings: TopicSettings, *,
+            model_id: str = MODEL_ID) -> tuple[str, RebuildReport] | None:
+    """Rebuild the topics if `rebuild_due` says so: why, and what the rebuild did; else None.
+
+    Raises
+    ------
+    apsw.Error : the database was busy past its timeout when the new topics were written
+        (the previous topics stay).
+    """
+    reason = rebuild_due(store.conn, max_chunks=settings.auto_rebuild, model_id=model_id)
+    if reason is None:
+        return None
+    return reason, rebuild(store, settings=settings, model_id=model_id)
 
 
 def _naming_classes(

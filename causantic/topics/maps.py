@@ -1,6 +1,7 @@
-"""Reading topics back: the topic list, one topic's chunks, a project's active topics.
+"""Reading topics back: the topic list and one topic's chunks (a project's active topics, for
+the briefing: `causantic.topics.active`).
 
-SQL only (no numpy): the session-start hook calls `active_topics_line`. Sizes, time spans and
+SQL only (no numpy). Sizes, time spans and
 projects are counted from current memberships (`causantic.store.topics.topic_stats`).
 
 Order of `list_topics`: ``sort="size"`` (default) puts the largest topic first (ties: most
@@ -92,10 +93,10 @@ def no_topics_reason(conn: apsw.Connection) -> str | None:
         return None
     if not any_vectors(conn):
         if not any_chunks(conn):
-            return ("No topics yet: memory is empty. Run `causantic ingest`, then "
-                    "`causantic topics rebuild`.")
-        return ("No topics yet: memory has no chunk vectors. Run `causantic embed`, then "
-                "`causantic topics rebuild`.")
+            return ("No topics yet: memory is empty. Run `causantic ingest`: topics come with "
+                    "the vectors, from a hundred chunks on (or `causantic topics rebuild`).")
+        return ("No topics yet: memory has no chunk vectors. Run `causantic embed`: topics "
+                "come with the vectors, from a hundred chunks on (or `causantic topics rebuild`).")
     return "No topics yet: run `causantic topics rebuild`."
 
 
@@ -170,16 +171,6 @@ def show_topic(
             lines.append(label(m.project, m.session_id, m.agent_id, m.start_time, m.first_line,
                                index=i))
     return TopicView(stats, shown, "\n".join(lines))
-
-
-def active_topics_line(conn: apsw.Connection, project: str, *, limit: int = 3,
-                       own_only: bool = False) -> str:
-    """``Active topics: a, b, c (12 chunks); …`` for a project's latest chunks, or ''.
-    ``own_only``: only topics no other project has chunks in."""
-    found = topic_store.active_topics(conn, project, limit=limit, own_only=own_only)
-    if not found:
-        return ""
-    return "Active topics: " + "; ".join(f"{name} (#{i}, {n} recent chunks)" for i, name, n in found)
 
 
 def first_line(text: str, max_chars: int = 140) -> str:
