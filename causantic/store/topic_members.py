@@ -50,13 +50,13 @@ def active_topics(
     own = (" WHERE NOT EXISTS (SELECT 1 FROM topic_members o JOIN chunks oc ON oc.rowid ="
            " o.chunk_rowid WHERE o.topic_id = t.id AND oc.project != ?)") if own_only else ""
     try:
-        rows = conn.execute(
+        rows = list(conn.execute(
             "SELECT t.id, t.name, count(*) AS k FROM"
             " (SELECT rowid FROM chunks WHERE project = ? ORDER BY start_time DESC LIMIT ?) c"
             " JOIN topic_members m ON m.chunk_rowid = c.rowid JOIN topics t ON t.id = m.topic_id"
             f"{own} GROUP BY t.id ORDER BY k DESC, t.id LIMIT ?",
             (project, recent, *((project,) if own_only else ()), limit),
-        ).fetchall()
+        ))
     except apsw.SQLError:  # a database from before topics existed
         return []
     return [(int(i), str(n), int(k)) for i, n, k in rows]
