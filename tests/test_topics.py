@@ -278,6 +278,30 @@ def test_the_hooks_background_worker_rebuilds_them_too(napoli_db: Path, tmp_path
         assert entry["details"]["topics"] == len(maps.list_topics(store.conn).topics) >= 2
 
 
+def test_doctor_warns_only_when_embedding_will_not_rebuild_them(napoli_db: Path, tmp_path: Path,
+                                                              private_home: Path):
+    """121 chunk vectors, no topics: fine while embedding will build them (the default cap);
+    past `[topics] auto_rebuild`, or with 0, doctor says to run the rebuild; after it, quiet."""
+    from causantic.claude.doctor import run_doctor
+
+    db = _copy(napoli_db, tmp_path)
+    config = private_home / ".causantic" / "config.toml"
+    config.parent.mkdir(exist_ok=True)
+
+    def topic_checks(auto: int) -> list[str]:
+        config.write_text(f"[topics]\nauto_rebuild = {auto}\n")
+        return [c.message for c in run_doctor(load_settings(db=db)).checks if c.name == "topics"]
+
+    assert topic_checks(20000) == []
+    for auto in (100, 0):
+        (warning,) = topic_checks(auto)
+        assert "none built yet, memory holds 121 chunk vectors" in warning
+        assert f"auto_rebuild = {auto}" in warning and "`causantic topics rebuild`" in warning
+    with open_store(db) as store:
+        rebuild(store)
+    assert topic_checks(0) == []
+
+
 def test_a_rebuild_that_cannot_write_is_a_note_and_the_embed_stands(
         napoli_db: Path, tmp_path: Path, private_home: Path):
     """Another process holding the write lock past the busy timeout: the old (no) topics stay

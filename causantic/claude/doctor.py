@@ -28,7 +28,7 @@ from causantic.config import Settings
 from causantic.errors import CausanticError
 from causantic.ingest.exclude import Exclusions, file_cwd
 from causantic.ingest.rescan import needs_rescan
-from causantic.model import load_verified
+from causantic.model import MODEL_ID, load_verified
 from causantic.redact import RULES_VERSION
 from causantic.retrieval.lessons import ledger_summary
 from causantic.store import open_store
@@ -37,7 +37,9 @@ from causantic.store.files import ingested_sizes
 from causantic.store.projects import project_dirs
 from causantic.store.redaction import rules_version
 from causantic.store.schema import MIGRATIONS, quick_check, schema_version
+from causantic.store.topics import build_info, vector_count
 from causantic.store.vec0 import ensure_vec, vec_version
+from causantic.topics.maintain import rebuild_due
 from causantic.transcripts.discover import discover
 
 DEFAULT_CLEANUP_DAYS = 30
@@ -111,6 +113,7 @@ def _database(settings: Settings) -> list[Check]:
             chunks = count_chunks(conn)
             redaction = _redaction(conn)
             kept_out = _kept_out(conn, settings)
+            topics = _topics(conn, settings)
     except CausanticError as exc:  # names the file and says what to do: advice first
         return [Check("database", "problem", _one_line(exc))]
     except Exception as exc:  # noqa: BLE001 - reported, not raised
@@ -129,11 +132,27 @@ def _database(settings: Settings) -> list[Check]:
         out.append(redaction)
     if kept_out is not None:
         out.append(kept_out)
+    if topics is not None:
+        out.append(topics)
     mode = path.stat().st_mode & 0o777
     if mode & 0o077:
         out.append(Check("permissions", "warning",
                          f"{path} is readable by others (mode {mode:o}); `chmod 600 {path}`"))
     return out
+
+
+def _topics(conn, settings: Settings) -> Check | None:
+    """A warning when the topics are due for a rebuild that embedding will not do by itself
+    (memory is past `[topics] auto_rebuild`, or that is 0)."""
+    chunks, limit = vector_count(conn, MODEL_ID), settings.topics.auto_rebuild
+    if chunks <= limit or rebuild_due(conn, max_chunks=chunks) is None:
+        return None  # embedding rebuilds them when due, or they are current
+    built = build_info(conn)
+    since = f"built from {built.chunks:,} chunks" if built else "none built yet"
+    return Check("topics", "warning",
+                 f"topics are out of date ({since}, memory holds {chunks:,} chunk vectors) and "
+                 f"embedding rebuilds them only up to [topics] auto_rebuild = {limit:,}: run "
+                 "`causantic topics rebuild`")
 
 
 def _redaction(conn) -> Check | None:
