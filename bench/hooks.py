@@ -3,7 +3,8 @@
 Each sample is a fresh process with the hook JSON on stdin, timed from spawn to exit (what
 Claude Code waits for), on a database of 10,000 chunks from ``bench.corpus`` (the real
 transcripts, copied; ``tiny``: 300 chunks and fewer runs) with session states stored as
-ingest stores them. Rows:
+ingest stores them, vectors, and topics as embedding builds them (the briefing ends with the
+project's active topics). Rows:
 
 - ``session-start`` through ``python -m causantic`` (the installed package; what
   ``causantic install`` writes for a pip install), the console script, and the archive with
@@ -38,6 +39,7 @@ from bench.common import REPO_ROOT, cli_main, print_table, write_result
 
 ORIGINAL_MS = 355.0
 TARGET_MS = 60.0
+TOPICS = 60  # topics of the bench store (`_with_topics`)
 PYTHON = sys.executable
 SAMPLES = REPO_ROOT / "tests" / "data" / "transcripts"
 
@@ -47,9 +49,9 @@ def run(tiny: bool = False) -> dict[str, Any]:
     from bench.corpus import corpus
 
     runs = 2 if tiny else 20
-    info = corpus(300 if tiny else 10_000)
+    info = corpus(300 if tiny else 10_000, vectors=True)
     with tempfile.TemporaryDirectory(prefix="causantic-bench-hooks-") as tmp:
-        db = _with_session_states(info.path, Path(tmp) / "memory.db")
+        db = _with_topics(_with_session_states(info.path, Path(tmp) / "memory.db"))
         project, cwd = _busiest_project(db)
         env = _private_env(Path(tmp))
         payload = json.dumps({"session_id": "bench", "cwd": cwd, "source": "startup",
@@ -177,6 +179,33 @@ def _with_session_states(source: Path, target: Path) -> Path:
         ids = [r[0] for r in store.conn.execute("SELECT DISTINCT session_id FROM chunks")]
         refresh(store.conn, ids)
     return target
+
+
+def _with_topics(db: Path, topics: int = TOPICS) -> Path:
+    """Topics, as embedding builds them for every store of 100 chunks or more (the briefing
+    then ends with the project's active topics). The corpus's vectors are random, so HDBSCAN
+    would find none: each session's chunks are put in one of ``topics`` topics instead, two
+    sessions in three, which is what the briefing's query reads."""
+    import zlib
+
+    from causantic.store import open_store
+    from causantic.store import topics as topic_store
+
+    with open_store(db) as store, store.conn:
+        conn = store.conn
+        rows = conn.execute("SELECT c.rowid, c.id, c.session_id, m.model_id FROM chunks c"
+                            " JOIN chunk_vectors_meta m ON m.chunk_rowid = c.rowid").fetchall()
+        centroid = bytes(4 * 384)
+        topic_store.insert_topics(conn, [
+            topic_store.NewTopic(i, f"term{i}a, term{i}b, term{i}c", [f"term{i}a", f"term{i}b"],
+                                 centroid) for i in range(1, topics + 1)])
+        picked = {sid: zlib.crc32(sid.encode()) % (topics * 3 // 2) for _, _, sid, _ in rows}
+        members = [topic_store.Membership(rowid, cid, picked[sid] + 1, 0.9, 0.05)
+                   for rowid, cid, sid, _ in rows if picked[sid] < topics]
+        topic_store.insert_members(conn, members, rows[0][3])
+        topic_store.save_build(conn, topic_store.BuildInfo(
+            "2026-01-01T00:00:00.000Z", rows[0][3], len(rows), {}, 0.0))
+    return db
 
 
 def _busiest_project(db: Path) -> tuple[str, str]:
