@@ -245,7 +245,8 @@ def cmd_reconstruct(args: argparse.Namespace, settings: Settings) -> int:
 
     with open_store(settings.db_path, readonly=True) as store:
         if not args.session:  # a session id names its own project, wherever one stands
-            _project_here(args, store.conn)
+            # a question can be answered from any project when this folder has no memory
+            _project_here(args, store.conn, anywhere=bool(args.query and args.query.strip()))
         result = reconstruct(
             store, args.project, query=args.query, mode=args.mode, session=args.session,
             previous_session=args.previous_session, current_session=args.current_session,
@@ -498,28 +499,18 @@ def _query(args: argparse.Namespace) -> str:
     return str(args.query)
 
 
-def _project_here(args: argparse.Namespace, conn) -> None:
-    """Without --project, use the project of the current folder (named as ingest names it)."""
+def _project_here(args: argparse.Namespace, conn, *, anywhere: bool = False) -> None:
+    """Without --project, use the project of the current folder (named as ingest names it);
+    ``anywhere``: all projects when memory holds nothing of it (`projects.project_here`)."""
     if args.project:
         return
     # deferred: a command loads only its own code: hooks and --help start here
     import os
 
     # deferred: a command loads only its own code: hooks and --help start here
-    from causantic.retrieval.browse import list_projects
-    from causantic.retrieval.projects import project_at
-    from causantic.store.projects import has_chunks
+    from causantic.retrieval.projects import project_here
 
-    args.project = project_at(conn, os.getcwd())
-    if has_chunks(conn, args.project):  # an index probe; the listing below reads every chunk
-        return
-    known = [p.name for p in list_projects(conn)]
-    if not known:
-        raise CausanticError("no memory yet: run `causantic ingest` first")
-    raise UsageError(
-        f"the current folder belongs to project {args.project!r}, which has no memory; pass "
-        f"--project NAME (most recent: {', '.join(known[:5])})"
-    )
+    args.project = project_here(conn, os.getcwd(), anywhere=anywhere, how="pass --project NAME")
 
 
 def _emit(args: argparse.Namespace, payload: dict[str, object], text: str) -> None:

@@ -484,7 +484,7 @@ ANSWERS_JSON = r'''{
         }
        ],
        "default": null,
-       "description": "Project name (see list-projects), worktree folder name or path; may be left out when session_id is given.",
+       "description": "Project name (see list-projects), worktree folder name or path; left out: session_id's project, else the one Claude Code runs in (for a query, any project when memory holds nothing of that one).",
        "title": "Project"
       },
       "query": {
@@ -583,15 +583,19 @@ ANSWERS_JSON = r'''{
        "type": "integer"
       },
       "project": {
-       "description": "Project name (see list-projects), worktree folder name or path.",
-       "minLength": 1,
-       "title": "Project",
-       "type": "string"
+       "anyOf": [
+        {
+         "type": "string"
+        },
+        {
+         "type": "null"
+        }
+       ],
+       "default": null,
+       "description": "Project name (see list-projects), worktree folder name or path; left out: the project Claude Code runs in.",
+       "title": "Project"
       }
      },
-     "required": [
-      "project"
-     ],
      "title": "list_sessionsArguments",
      "type": "object"
     },
@@ -1361,7 +1365,7 @@ ANSWERS_JSON = r'''{
         }
        ],
        "default": null,
-       "description": "Project name (see list-projects), worktree folder name or path; may be left out when session_id is given.",
+       "description": "Project name (see list-projects), worktree folder name or path; left out: session_id's project, else the one Claude Code runs in (for a query, any project when memory holds nothing of that one).",
        "title": "Project"
       },
       "query": {
@@ -1460,15 +1464,19 @@ ANSWERS_JSON = r'''{
        "type": "integer"
       },
       "project": {
-       "description": "Project name (see list-projects), worktree folder name or path.",
-       "minLength": 1,
-       "title": "Project",
-       "type": "string"
+       "anyOf": [
+        {
+         "type": "string"
+        },
+        {
+         "type": "null"
+        }
+       ],
+       "default": null,
+       "description": "Project name (see list-projects), worktree folder name or path; left out: the project Claude Code runs in.",
+       "title": "Project"
       }
      },
-     "required": [
-      "project"
-     ],
      "title": "list_sessionsArguments",
      "type": "object"
     },
@@ -2238,7 +2246,7 @@ ANSWERS_JSON = r'''{
         }
        ],
        "default": null,
-       "description": "Project name (see list-projects), worktree folder name or path; may be left out when session_id is given.",
+       "description": "Project name (see list-projects), worktree folder name or path; left out: session_id's project, else the one Claude Code runs in (for a query, any project when memory holds nothing of that one).",
        "title": "Project"
       },
       "query": {
@@ -2337,15 +2345,19 @@ ANSWERS_JSON = r'''{
        "type": "integer"
       },
       "project": {
-       "description": "Project name (see list-projects), worktree folder name or path.",
-       "minLength": 1,
-       "title": "Project",
-       "type": "string"
+       "anyOf": [
+        {
+         "type": "string"
+        },
+        {
+         "type": "null"
+        }
+       ],
+       "default": null,
+       "description": "Project name (see list-projects), worktree folder name or path; left out: the project Claude Code runs in.",
+       "title": "Project"
       }
      },
-     "required": [
-      "project"
-     ],
      "title": "list_sessionsArguments",
      "type": "object"
     },
@@ -3115,7 +3127,7 @@ ANSWERS_JSON = r'''{
         }
        ],
        "default": null,
-       "description": "Project name (see list-projects), worktree folder name or path; may be left out when session_id is given.",
+       "description": "Project name (see list-projects), worktree folder name or path; left out: session_id's project, else the one Claude Code runs in (for a query, any project when memory holds nothing of that one).",
        "title": "Project"
       },
       "query": {
@@ -3214,15 +3226,19 @@ ANSWERS_JSON = r'''{
        "type": "integer"
       },
       "project": {
-       "description": "Project name (see list-projects), worktree folder name or path.",
-       "minLength": 1,
-       "title": "Project",
-       "type": "string"
+       "anyOf": [
+        {
+         "type": "string"
+        },
+        {
+         "type": "null"
+        }
+       ],
+       "default": null,
+       "description": "Project name (see list-projects), worktree folder name or path; left out: the project Claude Code runs in.",
+       "title": "Project"
       }
      },
-     "required": [
-      "project"
-     ],
      "title": "list_sessionsArguments",
      "type": "object"
     },
@@ -4000,7 +4016,7 @@ ANSWERS_JSON = r'''{
         }
        ],
        "default": null,
-       "description": "Project name (see list-projects), worktree folder name or path; may be left out when session_id is given.",
+       "description": "Project name (see list-projects), worktree folder name or path; left out: session_id's project, else the one Claude Code runs in (for a query, any project when memory holds nothing of that one).",
        "title": "Project"
       },
       "query": {
@@ -4099,15 +4115,19 @@ ANSWERS_JSON = r'''{
        "type": "integer"
       },
       "project": {
-       "description": "Project name (see list-projects), worktree folder name or path.",
-       "minLength": 1,
-       "title": "Project",
-       "type": "string"
+       "anyOf": [
+        {
+         "type": "string"
+        },
+        {
+         "type": "null"
+        }
+       ],
+       "default": null,
+       "description": "Project name (see list-projects), worktree folder name or path; left out: the project Claude Code runs in.",
+       "title": "Project"
       }
      },
-     "required": [
-      "project"
-     ],
      "title": "list_sessionsArguments",
      "type": "object"
     },

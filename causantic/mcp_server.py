@@ -153,7 +153,8 @@ def build_server(settings: Settings) -> MCPServer:
         project: Annotated[
             str | None,
             Field(description="Project name (see list-projects), worktree folder name or path; "
-                  "may be left out when session_id is given."),
+                  "left out: session_id's project, else the one Claude Code runs in (for a "
+                  "query, any project when memory holds nothing of that one)."),
         ] = None,
         mode: Annotated[
             Literal["timeline", "briefing"],
@@ -182,9 +183,13 @@ def build_server(settings: Settings) -> MCPServer:
     ) -> str:
         """What happened recently or in session S, in time order: the tool for "what did we do last time / yesterday / in that session". mode=briefing gives the last session's state (branch, last request, open todos, errors, files) and its final steps, for resuming work. With query: what happened in the session where X."""
         # deferred: MCP start: a tool's code loads at its first call
+        from causantic.retrieval.projects import project_here
         from causantic.retrieval.reconstruct import reconstruct as run
 
         with _store(settings) as store:
+            if own is None and not project and not session_id:
+                project = project_here(store.conn, os.getcwd(),
+                                       anywhere=bool(query and query.strip()))
             result = run(store, scoped(store.conn, project), query=query, mode=mode,
                          session=session_id,
                          previous_session=previous_session, current_session=current_session_id,
@@ -208,7 +213,9 @@ def build_server(settings: Settings) -> MCPServer:
 
     @tool("list-sessions")
     def list_sessions(
-        project: Annotated[str, Field(min_length=1, description="Project name (see list-projects), worktree folder name or path.")],
+        project: Annotated[str | None, Field(description=(
+            "Project name (see list-projects), worktree folder name or path; left out: the "
+            "project Claude Code runs in."))] = None,
         days_back: Annotated[
             int | None, Field(ge=1, le=3650, description="Only sessions active in the last N days.")
         ] = None,
@@ -218,8 +225,11 @@ def build_server(settings: Settings) -> MCPServer:
         # deferred: MCP start: a tool's code loads at its first call
         from causantic.retrieval.browse import list_sessions as run
         from causantic.retrieval.browse import render_sessions
+        from causantic.retrieval.projects import project_here
 
         with _store(settings) as store:
+            if own is None and not project:
+                project = project_here(store.conn, os.getcwd())
             project = scoped(store.conn, project) or project
             return render_sessions(project, run(store.conn, project, days_back=days_back, limit=limit))
 

@@ -180,6 +180,10 @@ def test_a_folder_without_memory_says_which_project_it_is_and_what_exists(
     for command in ("list-sessions", "reconstruct"):
         line = _one_line(run("--db", str(sample_db), command, cwd=here), 2)
         assert "'elsewhere'" in line and "--project" in line and "acme-api" in line
+    # a question needs no project: search answers it from any project's sessions
+    asked = run("--db", str(sample_db), "reconstruct", "the idempotency key header", cwd=here)
+    assert asked.returncode == 0, asked.stderr
+    assert "# Session " in asked.stdout and " of project acme-api (" in asked.stdout
 
 
 # -- progress and interruption -------------------------------------------------------------

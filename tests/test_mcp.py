@@ -121,7 +121,8 @@ async def test_every_tool_answers_over_stdio(shared_db_copy: Path):
             ("list-sessions", {"project": "no-such-project"}, "no project 'no-such-project'"),
             ("reconstruct", {"project": "spotter", "mode": "everything"}, "timeline"),
             ("reconstruct", {"project": "spotter", "session_id": "abc"}, "8"),
-            ("reconstruct", {}, "name a project or a session"),
+            ("reconstruct", {}, "which has no memory; name a project (most recent: "),
+            ("reconstruct", {"previous_session": True, "query": "x"}, "name a project or a session"),
             ("forget", {}, "needs at least one of"),
             ("forget", {"project": "spotter", "before": "yesterday-ish"}, "ISO date"),
             ("no-such-tool", {}, "Unknown tool"),
@@ -131,6 +132,31 @@ async def test_every_tool_answers_over_stdio(shared_db_copy: Path):
             assert err and message in text, (name, arguments, text)
         err, text = await call(session, "stats")
         assert not err
+
+
+@pytest.mark.anyio
+async def test_reconstruct_and_list_sessions_default_to_the_folder_claude_code_runs_in(
+        shared_db: Path, tmp_path: Path):
+    """As on the command line: left out, the project is the one of the server's folder (where
+    Claude Code started it); a question is answered from any project when that folder has none."""
+    checkout = tmp_path / "work" / "spotter"  # a checkout named like the stored project
+    (checkout / ".git").mkdir(parents=True)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    args = ["-m", "causantic", "--db", str(shared_db), "serve-mcp"]
+    async with mcp_client(args, tmp_path / "a.log", cwd=checkout) as session:
+        await session.initialize()
+        err, text = await call(session, "reconstruct", mode="briefing", max_tokens=800)
+        assert not err and text.startswith("# Briefing: spotter, last session "), text
+        err, text = await call(session, "list-sessions")
+        assert not err and text.startswith('Sessions of "spotter"'), text
+    async with mcp_client(args, tmp_path / "b.log", cwd=elsewhere) as session:
+        await session.initialize()
+        err, text = await call(session, "reconstruct", query="fish shell completions",
+                               max_tokens=800)
+        assert not err and "\n# Session 61cb3ba8 of project cli (" in text, text  # keyword only
+        err, text = await call(session, "list-sessions")
+        assert err and "project 'elsewhere', which has no memory" in text
 
 
 @pytest.mark.anyio

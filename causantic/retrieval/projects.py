@@ -78,6 +78,36 @@ def project_at(conn: apsw.Connection, path: str) -> str:
     return _enclosing(table.project_dirs(conn), os.path.normpath(path)) or computed
 
 
+def project_here(conn: apsw.Connection, cwd: str, *, anywhere: bool = False,
+                 how: str = "name a project") -> str | None:
+    """The project of the folder a command runs in (the CLI's, or the one Claude Code started
+    the MCP server in), for commands that need one when none is named.
+
+    When memory holds nothing of it: None (all projects) if ``anywhere`` (a question, which
+    search can answer from any project), else a usage error naming the projects there are
+    (``how``: what the caller's user should do, e.g. "pass --project NAME").
+
+    Raises
+    ------
+    UsageError : memory holds nothing of this folder's project and ``anywhere`` is off.
+    CausanticError : memory is empty.
+    """
+    here = project_at(conn, cwd)
+    if table.has_chunks(conn, here):  # an index probe; the listing below reads every chunk
+        return here
+    if anywhere:
+        return None
+    # deferred: only for the message
+    from causantic.errors import CausanticError
+    from causantic.store.chunks import project_summaries
+
+    known = [p.project for p in project_summaries(conn)]
+    if not known:
+        raise CausanticError("no memory yet: run `causantic ingest` first")
+    raise UsageError(f"the current folder belongs to project {here!r}, which has no memory; "
+                     f"{how} (most recent: {', '.join(known[:5])})")
+
+
 # -- the steps -----------------------------------------------------------------------------
 
 

@@ -135,7 +135,9 @@ def reconstruct(
     conn = db if isinstance(db, apsw.Connection) else db.conn
     if mode not in MODES:
         raise UsageError(f"unknown reconstruct mode {mode!r}; use timeline or briefing")
-    if not project:
+    # Without a project a question is answered from any project's sessions; the rest need
+    # one, or a session id that names it.
+    if not project and (session or previous_session or not (query and query.strip())):
         project = _project_of_session(conn, session)
     project = resolve_project(conn, project) or ""
     sel = _select(conn, project, session=session, previous_session=previous_session,
@@ -564,15 +566,16 @@ def _about(db: apsw.Connection | Store, sel: _Selection, query: str, limit: int,
     hits = [h for h in found.results if _in_range(h, sel)]
     sid = sel.session or (hits[0].session_id if hits else None)
     if sid is None:
-        text = f'No session of project "{sel.project}" matches "{render.quote_query(query)}".'
+        where = f'of project "{sel.project}" ' if sel.project else "in memory "
+        text = f'No session {where}matches "{render.quote_query(query)}".'
         return _result(query, _ABOUT_MODE, [], render.cap(text, limit), started)
     matches = [h for h in hits if h.session_id == sid]
     terms = compaction.terms_of(query)
     # Other sessions among search's best, when it chose: its choice may be the wrong one.
     others = [] if sel.session else [
         s for s in dict.fromkeys(h.session_id for h in hits[:ALSO_DEPTH]) if s != sid][:ALSO_SHOWN]
-    head = _about_header(conn, sel.project, sid, query, found.notice, chosen=not sel.session,
-                         others=others)
+    head = _about_header(conn, sel.project or _project_of_session(conn, sid), sid, query,
+                         found.notice, chosen=not sel.session, others=others)
     opening = _opening(conn, sid, int(limit * OPENING_SHARE))
     end_key, ending = _ending(conn, sid, terms, int(limit * ENDING_SHARE))
     # The best match shows what came next when the question asks so, and a sub-agent's best
