@@ -501,16 +501,17 @@ def _query(args: argparse.Namespace) -> str:
 
 def _project_here(args: argparse.Namespace, conn, *, anywhere: bool = False) -> None:
     """Without --project, use the project of the current folder (named as ingest names it);
-    ``anywhere``: all projects when memory holds nothing of it (`projects.project_here`)."""
+    ``anywhere``: all projects (None) when memory holds nothing of it, else that is an error."""
     if args.project:
         return
     # deferred: a command loads only its own code: hooks and --help start here
     import os
 
     # deferred: a command loads only its own code: hooks and --help start here
-    from causantic.retrieval.projects import project_here
+    from causantic.retrieval.projects import memory_here, project_here
 
-    args.project = project_here(conn, os.getcwd(), anywhere=anywhere, how="pass --project NAME")
+    args.project = (memory_here(conn, os.getcwd()) if anywhere
+                    else project_here(conn, os.getcwd(), how="pass --project NAME"))
 
 
 def _emit(args: argparse.Namespace, payload: dict[str, object], text: str) -> None:

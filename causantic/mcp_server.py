@@ -183,13 +183,13 @@ def build_server(settings: Settings) -> MCPServer:
     ) -> str:
         """What happened recently or in session S, in time order: the tool for "what did we do last time / yesterday / in that session". mode=briefing gives the last session's state (branch, last request, open todos, errors, files) and its final steps, for resuming work. With query: what happened in the session where X."""
         # deferred: MCP start: a tool's code loads at its first call
-        from causantic.retrieval.projects import project_here
+        from causantic.retrieval.projects import memory_here, project_here
         from causantic.retrieval.reconstruct import reconstruct as run
 
         with _store(settings) as store:
-            if own is None and not project and not session_id:
-                project = project_here(store.conn, os.getcwd(),
-                                       anywhere=bool(query and query.strip()))
+            if own is None and not project and not session_id:  # this folder's, as in the CLI
+                project = (memory_here(store.conn, os.getcwd()) if query and query.strip()
+                           else project_here(store.conn, os.getcwd()))
             result = run(store, scoped(store.conn, project), query=query, mode=mode,
                          session=session_id,
                          previous_session=previous_session, current_session=current_session_id,
@@ -228,10 +228,11 @@ def build_server(settings: Settings) -> MCPServer:
         from causantic.retrieval.projects import project_here
 
         with _store(settings) as store:
-            if own is None and not project:
-                project = project_here(store.conn, os.getcwd())
-            project = scoped(store.conn, project) or project
-            return render_sessions(project, run(store.conn, project, days_back=days_back, limit=limit))
+            if own is not None:
+                name = own.project(store.conn, project)
+            else:  # this folder's project, as in the CLI
+                name = project or project_here(store.conn, os.getcwd())
+            return render_sessions(name, run(store.conn, name, days_back=days_back, limit=limit))
 
     @tool("stats")
     def stats(project: Project = None) -> str:

@@ -78,34 +78,34 @@ def project_at(conn: apsw.Connection, path: str) -> str:
     return _enclosing(table.project_dirs(conn), os.path.normpath(path)) or computed
 
 
-def project_here(conn: apsw.Connection, cwd: str, *, anywhere: bool = False,
-                 how: str = "name a project") -> str | None:
+def memory_here(conn: apsw.Connection, cwd: str) -> str | None:
     """The project of the folder a command runs in (the CLI's, or the one Claude Code started
-    the MCP server in), for commands that need one when none is named.
+    the MCP server in), or None when memory holds nothing of it."""
+    here = project_at(conn, cwd)
+    return here if table.has_chunks(conn, here) else None  # an index probe
 
-    When memory holds nothing of it: None (all projects) if ``anywhere`` (a question, which
-    search can answer from any project), else a usage error naming the projects there are
-    (``how``: what the caller's user should do, e.g. "pass --project NAME").
+
+def project_here(conn: apsw.Connection, cwd: str, *, how: str = "name a project") -> str:
+    """`memory_here`, for commands that need a project when none is named.
 
     Raises
     ------
-    UsageError : memory holds nothing of this folder's project and ``anywhere`` is off.
+    UsageError : memory holds nothing of this folder's project; the message names the
+        projects there are and ``how`` says what to do (e.g. "pass --project NAME").
     CausanticError : memory is empty.
     """
-    here = project_at(conn, cwd)
-    if table.has_chunks(conn, here):  # an index probe; the listing below reads every chunk
+    here = memory_here(conn, cwd)
+    if here is not None:
         return here
-    if anywhere:
-        return None
     # deferred: only for the message
     from causantic.errors import CausanticError
     from causantic.store.chunks import project_summaries
 
-    known = [p.project for p in project_summaries(conn)]
+    known = [p.project for p in project_summaries(conn)]  # reads every chunk: only here
     if not known:
         raise CausanticError("no memory yet: run `causantic ingest` first")
-    raise UsageError(f"the current folder belongs to project {here!r}, which has no memory; "
-                     f"{how} (most recent: {', '.join(known[:5])})")
+    raise UsageError(f"the current folder belongs to project {project_at(conn, cwd)!r}, which "
+                     f"has no memory; {how} (most recent: {', '.join(known[:5])})")
 
 
 # -- the steps -----------------------------------------------------------------------------

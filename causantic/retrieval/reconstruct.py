@@ -566,8 +566,8 @@ def _about(db: apsw.Connection | Store, sel: _Selection, query: str, limit: int,
     hits = [h for h in found.results if _in_range(h, sel)]
     sid = sel.session or (hits[0].session_id if hits else None)
     if sid is None:
-        where = f'of project "{sel.project}" ' if sel.project else "in memory "
-        text = f'No session {where}matches "{render.quote_query(query)}".'
+        among = f'of project "{sel.project}" ' if sel.project else "in memory "
+        text = f'No session {among}matches "{render.quote_query(query)}".'
         return _result(query, _ABOUT_MODE, [], render.cap(text, limit), started)
     matches = [h for h in hits if h.session_id == sid]
     terms = compaction.terms_of(query)
