@@ -123,7 +123,8 @@ def reconstruct(
     """Rebuild what happened in a project as a timeline or a briefing, or answer `query`
     about one session (module docstring). `db`: a connection, or the open `Store` (a
     question's search then reuses it, vectors included). `project` may be None when
-    `session` is given: a session id names its project.
+    `session` is given (a session id names its project), and for a question without
+    `previous_session` (search answers it from any project's sessions).
 
     Raises
     ------
