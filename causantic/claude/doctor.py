@@ -37,8 +37,9 @@ from causantic.store.files import ingested_sizes
 from causantic.store.projects import project_dirs
 from causantic.store.redaction import rules_version
 from causantic.store.schema import MIGRATIONS, quick_check, schema_version
-from causantic.store.topics import build_info, vector_count
+from causantic.store.topics import build_info
 from causantic.store.vec0 import ensure_vec, vec_version
+from causantic.store.vectors import counts as vector_counts
 from causantic.topics.maintain import rebuild_due
 from causantic.transcripts.discover import discover
 
@@ -144,7 +145,8 @@ def _database(settings: Settings) -> list[Check]:
 def _topics(conn, settings: Settings) -> Check | None:
     """A warning when the topics are due for a rebuild that embedding will not do by itself
     (memory is past `[topics] auto_rebuild`, or that is 0)."""
-    chunks, limit = vector_count(conn, MODEL_ID), settings.topics.auto_rebuild
+    chunks = vector_counts(conn).by_model.get(MODEL_ID, 0)
+    limit = settings.topics.auto_rebuild
     if chunks <= limit or rebuild_due(conn, max_chunks=chunks) is None:
         return None  # embedding rebuilds them when due, or they are current
     built = build_info(conn)

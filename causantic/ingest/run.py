@@ -19,6 +19,7 @@ from causantic.ingest.pipeline import IngestReport, ingest_paths
 from causantic.progress import ProgressLine
 from causantic.redact import Redactor
 from causantic.store import open_store
+from causantic.store.db import Store
 from causantic.wording import plural
 
 
@@ -199,7 +200,7 @@ def _embed(settings, reindex, limit, show, embed_pending):
         return report
 
 
-def _refresh_topics(store, settings: Settings, report: EmbedReport) -> None:
+def _refresh_topics(store: Store, settings: Settings, report: EmbedReport) -> None:
     """Rebuild the topics when they are missing or memory outgrew them (`topics.maintain.
     refresh`), still under the embedding lock, so one process at a time does it. The vectors
     are committed by now: a rebuild that cannot finish is a note, never a failed embed."""

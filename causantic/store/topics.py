@@ -160,13 +160,6 @@ def mean_vectors_by_rowid(
     ]
 
 
-def vector_count(conn: apsw.Connection, model_id: str) -> int:
-    """How many chunks have vectors of this model (what a rebuild would cluster)."""
-    if not table_exists(conn, META):
-        return 0
-    return int(conn.execute(f"SELECT count(*) FROM {META} WHERE model_id = ?", (model_id,)).get)
-
-
 def all_vectors(conn: apsw.Connection, model_id: str) -> list[tuple[int, str, bytes]]:
     """(chunk rowid, chunk id, vector bytes) of every chunk embedded by this model."""
     return [(int(r), str(c), bytes(v)) for r, c, v in conn.execute(

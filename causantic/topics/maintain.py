@@ -333,7 +333,10 @@ def rebuild_due(conn: apsw.Connection, *, max_chunks: int, model_id: str = MODEL
     """Why the topics should be rebuilt now (module doc, "Automatic rebuilds"), or None."""
     if max_chunks <= 0:
         return None
-    n = topic_store.vector_count(conn, model_id)
+    # deferred: SQL only (the module imports numpy only for its vector functions)
+    from causantic.store.vectors import counts
+
+    n = counts(conn).by_model.get(model_id, 0)
     if not AUTO_FIRST <= n <= max_chunks:
         return None
     built = topic_store.build_info(conn)
