@@ -562,11 +562,45 @@ def _global_options(p: argparse.ArgumentParser) -> None:
                    help="show tracebacks on errors")
 
 
+def _parser_class() -> type[argparse.ArgumentParser]:
+    """argparse's parser, whose usage errors say how to give text starting with "-" (a flag
+    such as `--no-verify`) as the query: argparse takes it for an unknown option."""
+    # deferred: a command loads only its own code: hooks and --help start here
+    import argparse
+
+    class Parser(argparse.ArgumentParser):
+        given: list[str] = []
+
+        def parse_known_args(self, args=None, namespace=None):  # type: ignore[override]
+            self.given = list(sys.argv[1:] if args is None else args)
+            return super().parse_known_args(args, namespace)
+
+        def error(self, message: str):  # type: ignore[override]
+            query = next((a for a in self._actions if a.dest == "query"), None)
+            dashed = next((a for a in self.given if a.startswith("-") and a != "--"
+                           and a.split("=", 1)[0] not in self._option_string_actions), None)
+            if (query is not None and dashed is not None and message.startswith(
+                    "the following arguments are required:")
+                    and (query.metavar or query.dest) in message):
+                message += (f' (text that starts with "-" goes after "--": '
+                            f"{self.prog} -- {_shell_quote(dashed)})")
+            super().error(message)
+
+    return Parser
+
+
+def _shell_quote(text: str) -> str:
+    # deferred: only for a usage error
+    import shlex
+
+    return shlex.quote(text)
+
+
 def build_parser() -> argparse.ArgumentParser:
     # deferred: a command loads only its own code: hooks and --help start here
     import argparse
 
-    parser = argparse.ArgumentParser(
+    parser = _parser_class()(
         prog="causantic",
         description="Long-term memory for Claude Code: ingest transcripts, search and recall them.",
     )

@@ -64,6 +64,19 @@ def test_an_empty_query_is_a_usage_error(sample_db: Path, command: str, query: s
     assert "query is empty" in line
 
 
+@pytest.mark.parametrize("command", ["search", "recall", "predict"])
+def test_a_query_that_looks_like_a_flag_is_shown_how_to_pass_it(sample_db: Path, command: str):
+    """argparse takes `--no-verify` for an unknown option and then says the query is missing;
+    the error names the way that works, and that way finds the text."""
+    out = run("--db", str(sample_db), command, "--no-verify")
+    assert out.returncode == 2 and "Traceback" not in out.stderr
+    assert f'goes after "--": causantic {command} -- --no-verify' in out.stderr
+    assert "goes after" not in run("--db", str(sample_db), command, "--limt", "3", "x").stderr
+    worked = run("--db", str(sample_db), command, "--mode" if command == "search" else "--json",
+                 *(["keyword"] if command == "search" else []), "--", "--no-verify")
+    assert worked.returncode == 0, worked.stderr
+
+
 def test_a_very_long_query_is_shortened_in_the_header(sample_db: Path):
     query = "telemetry exporter shutdown " * 40
     out = run("--db", str(sample_db), "search", query, "--json", "--mode", "keyword")
