@@ -240,8 +240,11 @@ def _chain(args: argparse.Namespace, settings: Settings, direction: str) -> int:
 
 def cmd_reconstruct(args: argparse.Namespace, settings: Settings) -> int:
     # deferred: a command loads only its own code: hooks and --help start here
+    import os
+
     from causantic.retrieval.reconstruct import reconstruct
     from causantic.store import open_store
+    from causantic.transcripts.project import checkout_for_cwd
 
     with open_store(settings.db_path, readonly=True) as store:
         if not args.session:  # a session id names its own project, wherever one stands
@@ -252,6 +255,7 @@ def cmd_reconstruct(args: argparse.Namespace, settings: Settings) -> int:
             previous_session=args.previous_session, current_session=args.current_session,
             days_back=args.days_back, start=args.start, end=args.end,
             max_tokens=args.max_tokens or settings.search.max_tokens, max_chars=args.max_chars,
+            checkout=checkout_for_cwd(os.getcwd()) or None,
         )
     _emit(args, result.as_dict(), result.text)
     return 0

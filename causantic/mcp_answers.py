@@ -399,7 +399,7 @@ ANSWERS_JSON = r'''{
      "openWorldHint": false,
      "readOnlyHint": true
     },
-    "description": "What happened recently or in session S, in time order: the tool for \"what did we do last time / yesterday / in that session\". mode=briefing gives the last session's state (branch, last request, open todos, errors, files) and its final steps, for resuming work. With query: what happened in the session where X.",
+    "description": "What happened recently or in session S, in time order: the tool for \"what did we do last time / yesterday / in that session\". mode=briefing gives the last session's state (this worktree's when it has one; branch, last request, open todos, errors, files) and its final steps, for resuming work. With query: what happened in the session where X.",
     "inputSchema": {
      "properties": {
       "current_session_id": {
@@ -1280,7 +1280,7 @@ ANSWERS_JSON = r'''{
      "openWorldHint": false,
      "readOnlyHint": true
     },
-    "description": "What happened recently or in session S, in time order: the tool for \"what did we do last time / yesterday / in that session\". mode=briefing gives the last session's state (branch, last request, open todos, errors, files) and its final steps, for resuming work. With query: what happened in the session where X.",
+    "description": "What happened recently or in session S, in time order: the tool for \"what did we do last time / yesterday / in that session\". mode=briefing gives the last session's state (this worktree's when it has one; branch, last request, open todos, errors, files) and its final steps, for resuming work. With query: what happened in the session where X.",
     "inputSchema": {
      "properties": {
       "current_session_id": {
@@ -2161,7 +2161,7 @@ ANSWERS_JSON = r'''{
      "openWorldHint": false,
      "readOnlyHint": true
     },
-    "description": "What happened recently or in session S, in time order: the tool for \"what did we do last time / yesterday / in that session\". mode=briefing gives the last session's state (branch, last request, open todos, errors, files) and its final steps, for resuming work. With query: what happened in the session where X.",
+    "description": "What happened recently or in session S, in time order: the tool for \"what did we do last time / yesterday / in that session\". mode=briefing gives the last session's state (this worktree's when it has one; branch, last request, open todos, errors, files) and its final steps, for resuming work. With query: what happened in the session where X.",
     "inputSchema": {
      "properties": {
       "current_session_id": {
@@ -3042,7 +3042,7 @@ ANSWERS_JSON = r'''{
      "openWorldHint": false,
      "readOnlyHint": true
     },
-    "description": "What happened recently or in session S, in time order: the tool for \"what did we do last time / yesterday / in that session\". mode=briefing gives the last session's state (branch, last request, open todos, errors, files) and its final steps, for resuming work. With query: what happened in the session where X.",
+    "description": "What happened recently or in session S, in time order: the tool for \"what did we do last time / yesterday / in that session\". mode=briefing gives the last session's state (this worktree's when it has one; branch, last request, open todos, errors, files) and its final steps, for resuming work. With query: what happened in the session where X.",
     "inputSchema": {
      "properties": {
       "current_session_id": {
@@ -3931,7 +3931,7 @@ ANSWERS_JSON = r'''{
      "openWorldHint": false,
      "readOnlyHint": true
     },
-    "description": "What happened recently or in session S, in time order: the tool for \"what did we do last time / yesterday / in that session\". mode=briefing gives the last session's state (branch, last request, open todos, errors, files) and its final steps, for resuming work. With query: what happened in the session where X.",
+    "description": "What happened recently or in session S, in time order: the tool for \"what did we do last time / yesterday / in that session\". mode=briefing gives the last session's state (this worktree's when it has one; branch, last request, open todos, errors, files) and its final steps, for resuming work. With query: what happened in the session where X.",
     "inputSchema": {
      "properties": {
       "current_session_id": {

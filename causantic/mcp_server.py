@@ -181,10 +181,11 @@ def build_server(settings: Settings) -> MCPServer:
         ] = None,
         max_tokens: MaxTokens = None,
     ) -> str:
-        """What happened recently or in session S, in time order: the tool for "what did we do last time / yesterday / in that session". mode=briefing gives the last session's state (branch, last request, open todos, errors, files) and its final steps, for resuming work. With query: what happened in the session where X."""
+        """What happened recently or in session S, in time order: the tool for "what did we do last time / yesterday / in that session". mode=briefing gives the last session's state (this worktree's when it has one; branch, last request, open todos, errors, files) and its final steps, for resuming work. With query: what happened in the session where X."""
         # deferred: MCP start: a tool's code loads at its first call
         from causantic.retrieval.projects import memory_here, project_here
         from causantic.retrieval.reconstruct import reconstruct as run
+        from causantic.transcripts.project import checkout_for_cwd
 
         with _store(settings) as store:
             if own is None and not project and not session_id:  # this folder's, as in the CLI
@@ -194,7 +195,8 @@ def build_server(settings: Settings) -> MCPServer:
                          session=session_id,
                          previous_session=previous_session, current_session=current_session_id,
                          days_back=days_back, start=start, end=end,
-                         max_tokens=budget(max_tokens))
+                         max_tokens=budget(max_tokens),
+                         checkout=checkout_for_cwd(os.getcwd()) or None)
         return _recorded(settings, "mcp:reconstruct", result)
 
     @tool("list-projects")

@@ -86,6 +86,19 @@ def test_session_start_skips_the_session_that_is_starting(shared_db: Path):
     assert "spotter" in title and SPOTTER_NEWEST[:8] not in title, title
 
 
+def test_session_start_in_a_worktree_resumes_that_worktree(shared_db: Path):
+    """A new session in spotter-fum's worktree is briefed on spotter-fum's last session, not
+    on the project's newest (another worktree's branch), which it names in one line."""
+    payload = {"session_id": "00000000-0000-4000-8000-000000000000", "source": "startup",
+               "cwd": "/home/USER/projects/spotter-worktrees/spotter-fum/lib"}
+    context = context_of(hook("session-start", json.dumps(payload), "--db", str(shared_db)),
+                         "SessionStart")
+    title, newer = context.splitlines()[1:3]
+    assert "spotter" in title and "8463c716" in title and SPOTTER_NEWEST[:8] not in title
+    assert newer.startswith(f"Newer work in another checkout: session {SPOTTER_NEWEST[:8]} "
+                            "in spotter-dov")
+
+
 def test_after_compaction_the_briefing_is_of_the_current_session(shared_db: Path,
                                                                   private_home: Path):
     """SessionStart with source compact: the session goes on, so it is briefed on itself;

@@ -164,6 +164,29 @@ def test_briefing_on_the_shared_transcripts(shared_db: Path):
     assert "branch 20260209-fish-completions" in result.text
 
 
+SPOTTER_WORKTREES = "/home/USER/projects/spotter-worktrees/"
+
+
+def test_briefing_resumes_the_newest_session_of_the_same_worktree(shared_db: Path):
+    """spotter's three sessions ran in three worktrees; the newest is spotter-dov's. Opened in
+    spotter-fum, the briefing resumes spotter-fum's own session and names the newer one."""
+    conn = _conn(shared_db)
+    fum = briefing(conn, "spotter", max_chars=3000, checkout=SPOTTER_WORKTREES + "spotter-fum")
+    title, newer = fum.splitlines()[:2]
+    assert "last session 8463c716" in title and "branch spotter-fum" in title
+    assert newer.startswith("Newer work in another checkout: session 4d5611e5 in spotter-dov (")
+    assert "branch spotter-dov): Work on bead spotter-dov" in newer
+    result = reconstruct(conn, "spotter", mode="briefing",
+                         checkout=SPOTTER_WORKTREES + "spotter-fum")
+    assert result.sessions[0].startswith("8463c716") and newer in result.text
+    for checkout in (SPOTTER_WORKTREES + "spotter-dov", "/home/USER/projects/spotter", None):
+        text = briefing(conn, "spotter", max_chars=3000, checkout=checkout)
+        assert "last session 4d5611e5" in text and "Newer work" not in text
+    starting = briefing(conn, "spotter", max_chars=3000, exclude_session="8463c716",
+                        checkout=SPOTTER_WORKTREES + "spotter-fum")  # its only session starts
+    assert "last session 4d5611e5" in starting and "Newer work" not in starting
+
+
 def test_briefing_lists_no_scratch_output_or_the_project_folder_as_files_read(shared_db: Path):
     """spotter 4d5611e5 read a background task's output under /tmp/claude-<uid>/ and grepped
     its whole worktree folder: neither is a file worth naming; the files it read are."""

@@ -238,6 +238,7 @@ def _briefing(settings: Settings, cwd: str, session_id: str, max_chars: int,
     from causantic.retrieval.reconstruct import briefing
     from causantic.store import open_store
     from causantic.store import projects as project_store  # loaded already by project_at
+    from causantic.transcripts.project import checkout_for_cwd  # loaded already by project_at
 
     with open_store(settings.db_path, readonly=True) as store:
         conn = store.conn
@@ -267,7 +268,8 @@ def _briefing(settings: Settings, cwd: str, session_id: str, max_chars: int,
         if current:
             text = briefing(conn, project, max_chars=room, session=session_id).strip()
         else:
-            text = briefing(conn, project, max_chars=room, exclude_session=session_id or None).strip()
+            text = briefing(conn, project, max_chars=room, exclude_session=session_id or None,
+                            checkout=checkout_for_cwd(cwd) or None).strip()
     if not text and not memories:
         return project, ""
     if text and memories:

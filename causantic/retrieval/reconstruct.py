@@ -119,12 +119,15 @@ def reconstruct(
     max_tokens: int = ANSWER_TOKENS,
     max_chars: int | None = None,
     now: datetime | None = None,
+    checkout: str | None = None,
 ) -> Answer:
     """Rebuild what happened in a project as a timeline or a briefing, or answer `query`
     about one session (module docstring). `db`: a connection, or the open `Store` (a
     question's search then reuses it, vectors included). `project` may be None when
     `session` is given (a session id names its project), and for a question without
-    `previous_session` (search answers it from any project's sessions).
+    `previous_session` (search answers it from any project's sessions). `checkout`: the
+    working tree the caller is in; a briefing without a session resumes its newest session
+    (`briefing`).
 
     Raises
     ------
@@ -152,11 +155,12 @@ def reconstruct(
     if sel.empty_reason:
         return _result(sel.words, mode, [], sel.empty_reason, started)
     if mode == "briefing":
-        sid = sel.session or _newest_session(conn, sel, exclude=current_session)
+        sid, newer = ((sel.session, None) if sel.session
+                      else _resumed_session(conn, sel, current_session, checkout))
         if sid is None:
             return _result(sel.words, mode, [],
                            f'No session of project "{project}" in that time range.', started)
-        text, hits = _briefing(conn, project, sid, limit, sel)
+        text, hits = _briefing(conn, project, sid, limit, sel, newer)
         return _result(sel.words, mode, hits, text, started, sessions=(sid,))
     return _timeline(conn, sel, limit, started)
 
@@ -168,14 +172,17 @@ def briefing(
     max_chars: int = SESSION_START_CHARS,
     exclude_session: str | None = None,
     session: str | None = None,
+    checkout: str | None = None,
 ) -> str:
     """A briefing for resuming work in `project`, at most `max_chars` characters (SQL only).
 
     The session is `session` (a full id or a prefix of at least 8 characters) or else the
     project's newest session other than `exclude_session` (pass the id of the session that is
-    starting). `max_chars` is clamped to 9,500 (Claude Code truncates injected context over
-    10,000 characters). Returns a one-line text when the project has no (other) session;
-    never raises for an unknown project (hooks must not fail), only for a bad `session`.
+    starting); given the `checkout` (working tree) work resumes in, the newest session of
+    that checkout when it has one, with a line naming the project's newer session elsewhere.
+    `max_chars` is clamped to 9,500 (Claude Code truncates injected context over 10,000
+    characters). Returns a one-line text when the project has no (other) session; never
+    raises for an unknown project (hooks must not fail), only for a bad `session`.
     """
     cap = max(0, min(max_chars, HARD_INJECTION_CAP))
     if not has_chunks(conn, project):
@@ -185,10 +192,12 @@ def briefing(
         sel = _Selection(project, session=_resolve_session(conn, project, session))
         if sel.session is None:
             return render.cap(_unknown_session(project, session), cap)
-    sid = sel.session or _newest_session(conn, sel, exclude=exclude_session)
+    if sel.session:
+        return _briefing(conn, project, sel.session, cap, sel)[0]
+    sid, newer = _resumed_session(conn, sel, exclude_session, checkout)
     if sid is None:
         return render.cap(f'No earlier session of project "{project}" in memory.', cap)
-    return _briefing(conn, project, sid, cap, sel)[0]
+    return _briefing(conn, project, sid, cap, sel, newer)[0]
 
 
 # -- selection ------------------------------------------------------------------------------
@@ -289,6 +298,21 @@ def _newest_session(conn: apsw.Connection, sel: _Selection, exclude: str | None)
     """The session holding the newest chunk within the selection's time range."""
     return timeline.newest_session(conn, sel.project, exclude=exclude, since=sel.since,
                                    until=sel.until)
+
+
+def _resumed_session(conn: apsw.Connection, sel: _Selection, exclude: str | None,
+                     checkout: str | None) -> tuple[str | None, str | None]:
+    """(the session a briefing resumes, the project's newer session elsewhere or None).
+
+    Work resumes where it was left in the same working tree: with worktrees in parallel, the
+    project's newest session is often another branch's. So the newest session of `checkout`
+    wins when there is one; the project's newest, if newer, is named beside it."""
+    newest = _newest_session(conn, sel, exclude)
+    if not checkout or newest is None or timeline.checkout_of(conn, newest) == checkout:
+        return newest, None
+    here = timeline.newest_session_in(conn, sel.project, checkout, exclude=exclude,
+                                      since=sel.since, until=sel.until)
+    return (here, newest) if here is not None else (newest, None)
 
 
 def _parse_time(value: str, flag: str, *, end_of_day: bool) -> str:
@@ -423,12 +447,15 @@ def _truncation_note(conn: apsw.Connection, sel: _Selection, taken: list[tuple[H
 
 
 def _briefing(
-    conn: apsw.Connection, project: str, sid: str, limit: int, sel: _Selection
+    conn: apsw.Connection, project: str, sid: str, limit: int, sel: _Selection,
+    newer: str | None = None,
 ) -> tuple[str, list[Hit]]:
     state = load_state(conn, sid)
     if state is None:
         return render.cap(_unknown_session(project, sid[:8]), limit), []
     sections = _state_sections(conn, state, project)
+    if newer:
+        sections.insert(1, (2, _newer_elsewhere(conn, newer)))
     # The state gets at most 60 % of the room; the conversation takes the rest.
     state_text = _fit_sections(sections, int(limit * 0.6))
     room = limit - len(state_text) - 60
@@ -497,6 +524,17 @@ def _state_sections(
     if earlier:
         out.append((9, "Earlier sessions:\n" + "\n".join(earlier)))
     return out
+
+
+def _newer_elsewhere(conn: apsw.Connection, session_id: str) -> str:
+    """The line naming the project's newer session in another working tree."""
+    span = timeline.session_span(conn, session_id)
+    checkout = timeline.checkout_of(conn, session_id)
+    where = f" in {Path(checkout).name}" if checkout else ""
+    branch = f", branch {span.git_branch}" if span.git_branch else ""
+    what = span.title or timeline.first_prompt(conn, session_id)
+    return (f"Newer work in another checkout: session {session_id[:8]}{where} "
+            f"({short_time(span.last)} UTC{branch})" + (f": {clip_line(what, 160)}" if what else ""))
 
 
 def _counted(label: str, shown: int, total: int, which: str = "last") -> str:

@@ -130,6 +130,34 @@ def count_chunks(conn: apsw.Connection, project: str, *, session: str | None,
     return int(conn.execute(sql, args).get)
 
 
+def newest_session_in(conn: apsw.Connection, project: str, checkout: str, *,
+                      exclude: str | None, since: str | None, until: str | None) -> str | None:
+    """The project's latest-ending session with chunks that worked in the working tree
+    `checkout` and overlaps the time range, skipping sessions whose id starts with
+    `exclude`. From the sessions table: a checkout last used long ago costs no walk through
+    the project's newer chunks."""
+    sql = ("SELECT s.id FROM sessions s WHERE s.project = ? AND s.checkout = ?"
+           " AND EXISTS (SELECT 1 FROM chunks c WHERE c.session_id = s.id)")
+    args: list[object] = [project, checkout]
+    if exclude:
+        sql += " AND substr(s.id, 1, ?) != ?"
+        args += [len(exclude), exclude]
+    if since:
+        sql += " AND s.end_time >= ?"
+        args.append(since)
+    if until:
+        sql += " AND s.start_time < ?"
+        args.append(until)
+    row = conn.execute(sql + " ORDER BY s.end_time DESC LIMIT 1", args).fetchone()
+    return row[0] if row else None
+
+
+def checkout_of(conn: apsw.Connection, session_id: str) -> str | None:
+    """The working tree the session worked in (`sessions.checkout`), or None if unknown."""
+    row = conn.execute("SELECT checkout FROM sessions WHERE id = ?", (session_id,)).fetchone()
+    return row[0] if row else None
+
+
 def session_span(conn: apsw.Connection, session_id: str) -> SessionSpan:
     """When the session's chunks start and end, and its branch and title (None if unknown)."""
     row: tuple = conn.execute(
