@@ -571,21 +571,22 @@ def _parser_class() -> type[argparse.ArgumentParser]:
     such as `--no-verify`) as the query: argparse takes it for an unknown option."""
     # deferred: a command loads only its own code: hooks and --help start here
     import argparse
+    from typing import NoReturn
 
     class Parser(argparse.ArgumentParser):
         given: list[str] = []
 
-        def parse_known_args(self, args=None, namespace=None):  # type: ignore[override]
+        def parse_known_args(self, args=None, namespace=None):  # argparse calls it for each subparser too
             self.given = list(sys.argv[1:] if args is None else args)
             return super().parse_known_args(args, namespace)
 
-        def error(self, message: str):  # type: ignore[override]
+        def error(self, message: str) -> NoReturn:
             query = next((a for a in self._actions if a.dest == "query"), None)
             dashed = next((a for a in self.given if a.startswith("-") and a != "--"
                            and a.split("=", 1)[0] not in self._option_string_actions), None)
             if (query is not None and dashed is not None and message.startswith(
                     "the following arguments are required:")
-                    and (query.metavar or query.dest) in message):
+                    and str(query.metavar or query.dest) in message):
                 message += (f' (text that starts with "-" goes after "--": '
                             f"{self.prog} -- {_shell_quote(dashed)})")
             super().error(message)
