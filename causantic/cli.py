@@ -7,6 +7,7 @@ for apsw, numpy, onnxruntime or mcp.
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -240,8 +241,6 @@ def _chain(args: argparse.Namespace, settings: Settings, direction: str) -> int:
 
 def cmd_reconstruct(args: argparse.Namespace, settings: Settings) -> int:
     # deferred: a command loads only its own code: hooks and --help start here
-    import os
-
     from causantic.retrieval.reconstruct import reconstruct
     from causantic.store import open_store
     from causantic.transcripts.project import checkout_for_cwd
@@ -508,9 +507,6 @@ def _project_here(args: argparse.Namespace, conn, *, anywhere: bool = False) -> 
     ``anywhere``: all projects (None) when memory holds nothing of it, else that is an error."""
     if args.project:
         return
-    # deferred: a command loads only its own code: hooks and --help start here
-    import os
-
     # deferred: a command loads only its own code: hooks and --help start here
     from causantic.retrieval.projects import memory_here, project_here
 
