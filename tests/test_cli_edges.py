@@ -142,8 +142,26 @@ def test_a_session_over_several_days_shows_its_end_date(tmp_path: Path):
 
 
 def test_same_day_sessions_show_the_end_time_alone_and_singular_counts():
-    s = SessionInfo("s1", "p", "2026-03-01T09:00:00Z", "2026-03-01T09:30:00Z", 1, 1, None, None)
+    s = SessionInfo("s1", "p", "2026-03-01T09:00:00Z", "2026-03-01T09:30:00Z", 1, 1, None, None,
+                    None)
     assert "(2026-03-01 09:00 – 09:30, 1 chunk, 1 token)" in render_sessions("p", [s])
+
+
+def test_sessions_show_their_branch_and_linked_worktree(shared_db: Path):
+    """Which session to reconstruct is often told by its branch or worktree; the main
+    checkout (named like the project) is not named."""
+    out = run("--db", str(shared_db), "list-sessions", "cli").stdout
+    line = next(x for x in out.splitlines() if x.startswith("- c010174c"))
+    assert "tokens, branch alex/fix-gemini-checkpointing, worktree 3)" in line
+    line = next(x for x in out.splitlines() if x.startswith("- 61cb3ba8"))
+    assert "tokens, branch 20260209-fish-completions)" in line
+    s = SessionInfo("s1", "p", "2026-03-01T09:00:00Z", "2026-03-01T09:30:00Z", 1, 1, None, "main",
+                    "/home/me/p")
+    assert "1 token, branch main)" in render_sessions("p", [s])
+    (first,) = [x for x in json.loads(run("--db", str(shared_db), "list-sessions", "spotter",
+                                          "--json").stdout)["sessions"]
+                if x["session_id"].startswith("8463c716")]
+    assert first["checkout"].endswith("/spotter-worktrees/spotter-fum")
 
 
 def test_records_without_timestamps_are_dated_by_the_file_never_1970(tmp_path: Path):

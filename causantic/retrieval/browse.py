@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
+from pathlib import Path
 
 import apsw
 
@@ -83,9 +84,13 @@ def render_sessions(project: str, sessions: list[SessionInfo]) -> str:
         start, end = short_time(s.start_time), short_time(s.end_time)
         if s.end_time and start[:10] == end[:10]:
             end = end[11:]  # same day: the end time alone
+        where = f", branch {s.git_branch}" if s.git_branch else ""
+        worktree = Path(s.checkout).name if s.checkout else ""
+        if worktree and worktree != s.project:  # a linked worktree, not the main checkout
+            where += f", worktree {worktree}"
         lines.append(
             f"- {s.session_id} ({start} – {end}, {plural(s.chunks, 'chunk')}, "
-            f"{plural(s.tokens, 'token')}){title}"
+            f"{plural(s.tokens, 'token')}{where}){title}"
         )
     return "\n".join(lines)
 

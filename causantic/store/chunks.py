@@ -207,6 +207,7 @@ class SessionSummary(NamedTuple):
     tokens: int
     title: str | None
     git_branch: str | None
+    checkout: str | None  # the working tree it worked in (a linked worktree's folder)
     opening: str | None = None  # an untitled session's first prompt (`list_sessions`)
 
     def as_dict(self) -> dict[str, object]:
@@ -274,7 +275,7 @@ def session_summaries(conn: apsw.Connection, project: str, *, ended_since: str |
     """A project's sessions, last active first; only those active at or after `ended_since`."""
     sql = (
         "SELECT c.session_id, c.project, min(c.start_time), max(c.end_time), count(*),"
-        " sum(c.tokens), s.title, s.git_branch FROM chunks c LEFT JOIN sessions s"
+        " sum(c.tokens), s.title, s.git_branch, s.checkout FROM chunks c LEFT JOIN sessions s"
         " ON s.id = c.session_id WHERE c.project = ?"
     )
     args: list[object] = [project]
