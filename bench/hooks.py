@@ -4,7 +4,9 @@ Each sample is a fresh process with the hook JSON on stdin, timed from spawn to 
 Claude Code waits for), on a database of 10,000 chunks from ``bench.corpus`` (the real
 transcripts, copied; ``tiny``: 300 chunks and fewer runs) with session states stored as
 ingest stores them, vectors, and topics as embedding builds them (the briefing ends with the
-project's active topics). Rows:
+project's active topics). The session starts in a linked worktree of that project whose last
+session is older than the project's newest (`_in_worktrees`): the briefing's longer path, which
+resumes the worktree's session and names the newer one. Rows:
 
 - ``session-start`` through ``python -m causantic`` (the installed package; what
   ``causantic install`` writes for a pip install), the console script, and the archive with
@@ -52,7 +54,8 @@ def run(tiny: bool = False) -> dict[str, Any]:
     info = corpus(300 if tiny else 10_000, vectors=True)
     with tempfile.TemporaryDirectory(prefix="causantic-bench-hooks-") as tmp:
         db = _with_topics(_with_session_states(info.path, Path(tmp) / "memory.db"))
-        project, cwd = _busiest_project(db)
+        project, _ = _busiest_project(db)
+        cwd = _in_worktrees(db, project)
         env = _private_env(Path(tmp))
         payload = json.dumps({"session_id": "bench", "cwd": cwd, "source": "startup",
                               "hook_event_name": "SessionStart"})
@@ -179,6 +182,24 @@ def _with_session_states(source: Path, target: Path) -> Path:
         ids = [r[0] for r in store.conn.execute("SELECT DISTINCT session_id FROM chunks")]
         refresh(store.conn, ids)
     return target
+
+
+def _in_worktrees(db: Path, project: str) -> str:
+    """Give ``project``'s sessions checkouts as in parallel worktrees: the newest in the main
+    checkout, the others alternately in it and in a linked worktree. Returns the worktree's
+    folder (not on disk: its path's shape names the project and the worktree)."""
+    from causantic.store import open_store
+
+    main, worktree = f"/home/bench/{project}", f"/home/bench/{project}-worktrees/feature"
+    with open_store(db) as store, store.conn:
+        conn = store.conn
+        ids = [r[0] for r in conn.execute(
+            "SELECT session_id FROM chunks WHERE project = ? GROUP BY session_id"
+            " ORDER BY max(end_time) DESC", (project,))]
+        for i, sid in enumerate(ids):
+            conn.execute("UPDATE sessions SET checkout = ? WHERE id = ?",
+                         (worktree if i % 2 else main, sid))
+    return worktree
 
 
 def _with_topics(db: Path, topics: int = TOPICS) -> Path:

@@ -96,7 +96,7 @@ def test_session_start_in_a_worktree_resumes_that_worktree(shared_db: Path):
     title, newer = context.splitlines()[1:3]
     assert "spotter" in title and "8463c716" in title and SPOTTER_NEWEST[:8] not in title
     assert newer.startswith(f"Newer work in another checkout: session {SPOTTER_NEWEST[:8]} "
-                            "in spotter-dov")
+                            "in worktree spotter-dov")
 
 
 def test_after_compaction_the_briefing_is_of_the_current_session(shared_db: Path,

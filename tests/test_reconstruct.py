@@ -174,7 +174,7 @@ def test_briefing_resumes_the_newest_session_of_the_same_worktree(shared_db: Pat
     fum = briefing(conn, "spotter", max_chars=3000, checkout=SPOTTER_WORKTREES + "spotter-fum")
     title, newer = fum.splitlines()[:2]
     assert "last session 8463c716" in title and "branch spotter-fum" in title
-    assert newer.startswith("Newer work in another checkout: session 4d5611e5 in spotter-dov (")
+    assert newer.startswith("Newer work in another checkout: session 4d5611e5 in worktree spotter-dov (")
     assert "branch spotter-dov): Work on bead spotter-dov" in newer
     result = reconstruct(conn, "spotter", mode="briefing",
                          checkout=SPOTTER_WORKTREES + "spotter-fum")

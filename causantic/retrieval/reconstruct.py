@@ -455,7 +455,7 @@ def _briefing(
         return render.cap(_unknown_session(project, sid[:8]), limit), []
     sections = _state_sections(conn, state, project)
     if newer:
-        sections.insert(1, (2, _newer_elsewhere(conn, newer)))
+        sections.insert(1, (2, _newer_elsewhere(conn, project, newer)))
     # The state gets at most 60 % of the room; the conversation takes the rest.
     state_text = _fit_sections(sections, int(limit * 0.6))
     room = limit - len(state_text) - 60
@@ -526,15 +526,17 @@ def _state_sections(
     return out
 
 
-def _newer_elsewhere(conn: apsw.Connection, session_id: str) -> str:
+def _newer_elsewhere(conn: apsw.Connection, project: str, session_id: str) -> str:
     """The line naming the project's newer session in another working tree."""
     span = timeline.session_span(conn, session_id)
     checkout = timeline.checkout_of(conn, session_id)
-    where = f" in {Path(checkout).name}" if checkout else ""
+    folder = Path(checkout).name if checkout else ""
+    where = ("" if not folder else " in the main checkout" if folder == project
+             else f" in worktree {folder}")
     branch = f", branch {span.git_branch}" if span.git_branch else ""
     what = span.title or timeline.first_prompt(conn, session_id)
     return (f"Newer work in another checkout: session {session_id[:8]}{where} "
-            f"({short_time(span.last)} UTC{branch})" + (f": {clip_line(what, 160)}" if what else ""))
+            f"({short_time(span.last)} UTC{branch})" + (f": {clip_line(what, 120)}" if what else ""))
 
 
 def _counted(label: str, shown: int, total: int, which: str = "last") -> str:
