@@ -212,3 +212,50 @@ def test_worktree_folders_of_copied_transcripts_resolve_by_their_layout(shared_d
         assert resolve_project(store.conn, "/Users/alex/workspace/cli/.worktrees/3/cmd") == "cli"
         with pytest.raises(UsageError, match="no project 'napoli'; closest: napoli-matcha"):
             resolve_project(store.conn, "napoli")
+
+
+@pytest.fixture
+def parallel(tmp_path: Path) -> dict[str, Path]:
+    """Repo `shopfront` and its linked worktree `feature-login` (kept), worked in turn: the
+    worktree's session first, then a newer one in the main checkout."""
+    repo = tmp_path / "src" / "shopfront"
+    repo.mkdir(parents=True)
+    _git("init", "-q", cwd=repo)
+    _git("commit", "-q", "--allow-empty", "-m", "init", cwd=repo)
+    worktree = tmp_path / "trees" / "feature-login"
+    _git("worktree", "add", "-q", str(worktree), cwd=repo)
+    claude = tmp_path / "claude"
+    _session(claude, "b1000000-0000-4000-8000-000000000001", worktree,
+             "login form loses the redirect parameter", "The next= parameter is kept now.", 1)
+    _session(claude, "b2000000-0000-4000-8000-000000000002", repo,
+             "the checkout total rounds wrong", "Fixed the rounding in cart.py.", 2)
+    db = tmp_path / "memory.db"
+    run_ingest(load_settings(db=db, env={"HOME": str(tmp_path)}), [claude])
+    return {"db": db, "repo": repo, "worktree": worktree}
+
+
+def test_a_briefing_resumes_the_worktree_it_is_asked_from(parallel: dict) -> None:
+    """`reconstruct --mode briefing` in the worktree resumes the worktree's session and names
+    the main checkout's newer one; in the main checkout, the newest; `list-sessions` names the
+    linked worktree."""
+    db, repo, worktree = parallel["db"], parallel["repo"], parallel["worktree"]
+    text = cli(db, "reconstruct", "--mode", "briefing", cwd=worktree).stdout
+    assert "last session b1000000 " in text and "redirect parameter" in text
+    assert ("Newer work in another checkout: session b2000000 in the main checkout "
+            "(2026-03-02 10:01 UTC") in text and "the checkout total rounds wrong" in text
+    main = cli(db, "reconstruct", "--mode", "briefing", cwd=repo).stdout
+    assert "last session b2000000 " in main and "Newer work" not in main
+    listed = cli(db, "list-sessions", cwd=worktree).stdout
+    assert "worktree feature-login)" in listed and listed.count("worktree ") == 1
+
+
+@pytest.mark.anyio
+async def test_the_mcp_briefing_resumes_the_worktree_claude_code_runs_in(parallel: dict) -> None:
+    async with mcp_client(["-m", "causantic", "--db", str(parallel["db"]), "serve-mcp"],
+                          parallel["db"].parent / "server.log", cwd=parallel["worktree"],
+                          env={**os.environ, "PYTHONPATH": str(REPO)}) as session:
+        await session.initialize()
+        got = await session.call_tool("reconstruct", {"mode": "briefing"})
+        text = got.content[0].text
+        assert not got.is_error and "last session b1000000 " in text
+        assert "Newer work in another checkout: session b2000000 in the main checkout" in text
