@@ -448,9 +448,13 @@ def _subject(tool: str, body: str) -> str:
 
 
 def _message(tool: str, body: str) -> str:
-    """The line that says what went wrong: a tool's own first line, or a command's error line."""
+    """The line that says what went wrong: a tool's own first line, or a command's error line
+    (with the line after it when it is a heading ending in ":"). An escaped ``\\n`` (a hook or
+    tool that printed its output JSON-quoted) breaks lines too, so the line is one line and
+    not the whole escaped report."""
     lines = [
-        re.sub(r"</?tool_use_error>", "", line).strip() for line in body.strip().splitlines()
+        re.sub(r"</?tool_use_error>", "", line).strip()
+        for part in body.strip().split("\\n") for line in part.splitlines()
     ]
     lines = [line for line in lines if line]
     informative = [line for line in lines if not _TRIVIAL_LINE_RE.match(line)]
@@ -458,6 +462,9 @@ def _message(tool: str, body: str) -> str:
     if tool == "Bash":
         best = next((line for line in informative if _ERROR_LINE_RE.search(line)), None)
     best = best or (informative[0] if informative else (lines[0] if lines else "error"))
+    if best.endswith(":") and best in informative:  # a heading: what follows says what failed
+        after = informative[informative.index(best) + 1:]
+        best = f"{best} {after[0]}" if after else best
     return clip(best, 200)
 
 
@@ -593,7 +600,8 @@ def _json(text: str) -> dict[str, Any]:
 
 #: How states are computed; a stored state of another version is computed again when read.
 #: 2: results paired with their own calls (`SessionReader`), chained commands by step.
-STATE_VERSION = 2
+#: 3: an escaped "\\n" in an error's output breaks its message line.
+STATE_VERSION = 3
 
 
 def refresh(conn: apsw.Connection, session_ids: Iterable[str]) -> int:

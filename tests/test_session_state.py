@@ -318,6 +318,19 @@ def test_every_shared_session_has_a_state_with_resolved_errors_somewhere(shared_
     assert all(s.last_request for s in states if s.chunks > 1)
 
 
+def test_an_error_told_in_escaped_lines_is_summed_up_by_its_own_line(shared_db: Path):
+    """spotter's pre-commit hook printed its report JSON-quoted (literal \\n): the message is
+    the heading and the check that failed, not the escaped report, so the two failures stay
+    two errors."""
+    with open_store(shared_db, readonly=True) as store:
+        state = load_state(store.conn, store.conn.execute(
+            "SELECT id FROM sessions WHERE id LIKE '4d5611e5%'").fetchone()[0])
+    messages = {e.message for e in state.errors}
+    assert {"Pre-commit validation failed: [CREDO]",
+            "Pre-commit validation failed: [DIALYZER]"} <= messages
+    assert not any("\\n" in m for m in messages)
+
+
 def test_a_state_round_trips_through_its_stored_form_and_is_read_only(samples_db: Path):
     import copy
     import pickle
