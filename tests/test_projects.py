@@ -46,12 +46,10 @@ def _session(folder: Path, sid: str, cwd: Path, prompt: str, answer: str, hour: 
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
 
 
-@pytest.fixture
-def world(tmp_path: Path) -> dict[str, Path]:
-    """Repo `shopfront` with a linked worktree `feature-login` elsewhere (gone after ingest),
-    a plain folder `notes`, and a project `shopfront-admin` that shares a prefix."""
-    src = tmp_path / "src"
-    repo = src / "shopfront"
+def _shopfront(tmp_path: Path) -> tuple[Path, Path]:
+    """A git repository `src/shopfront` with one commit and its linked worktree
+    `trees/feature-login`."""
+    repo = tmp_path / "src" / "shopfront"
     repo.mkdir(parents=True)
     _git("init", "-q", cwd=repo)
     (repo / "README").write_text("x\n")
@@ -59,6 +57,15 @@ def world(tmp_path: Path) -> dict[str, Path]:
     _git("commit", "-qm", "init", cwd=repo)
     worktree = tmp_path / "trees" / "feature-login"
     _git("worktree", "add", "-q", str(worktree), cwd=repo)
+    return repo, worktree
+
+
+@pytest.fixture
+def world(tmp_path: Path) -> dict[str, Path]:
+    """Repo `shopfront` with a linked worktree `feature-login` elsewhere (gone after ingest),
+    a plain folder `notes`, and a project `shopfront-admin` that shares a prefix."""
+    src = tmp_path / "src"
+    repo, worktree = _shopfront(tmp_path)
     (worktree / "web").mkdir()
     admin = src / "shopfront-admin"
     admin.mkdir()
@@ -218,12 +225,7 @@ def test_worktree_folders_of_copied_transcripts_resolve_by_their_layout(shared_d
 def parallel(tmp_path: Path) -> dict[str, Path]:
     """Repo `shopfront` and its linked worktree `feature-login` (kept), worked in turn: the
     worktree's session first, then a newer one in the main checkout."""
-    repo = tmp_path / "src" / "shopfront"
-    repo.mkdir(parents=True)
-    _git("init", "-q", cwd=repo)
-    _git("commit", "-q", "--allow-empty", "-m", "init", cwd=repo)
-    worktree = tmp_path / "trees" / "feature-login"
-    _git("worktree", "add", "-q", str(worktree), cwd=repo)
+    repo, worktree = _shopfront(tmp_path)
     claude = tmp_path / "claude"
     _session(claude, "b1000000-0000-4000-8000-000000000001", worktree,
              "login form loses the redirect parameter", "The next= parameter is kept now.", 1)

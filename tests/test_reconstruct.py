@@ -182,6 +182,9 @@ def test_briefing_resumes_the_newest_session_of_the_same_worktree(shared_db: Pat
     for checkout in (SPOTTER_WORKTREES + "spotter-dov", "/home/USER/projects/spotter", None):
         text = briefing(conn, "spotter", max_chars=3000, checkout=checkout)
         assert "last session 4d5611e5" in text and "Newer work" not in text
+    later = reconstruct(conn, "spotter", mode="briefing", start="2026-02-12",
+                        checkout=SPOTTER_WORKTREES + "spotter-fum")  # spotter-fum's is older
+    assert later.sessions[0].startswith("4d5611e5") and "Newer work" not in later.text
     starting = briefing(conn, "spotter", max_chars=3000, exclude_session="8463c716",
                         checkout=SPOTTER_WORKTREES + "spotter-fum")  # its only session starts
     assert "last session 4d5611e5" in starting and "Newer work" not in starting

@@ -142,12 +142,7 @@ def newest_session_in(conn: apsw.Connection, project: str, checkout: str, *,
     if exclude:
         sql += " AND substr(s.id, 1, ?) != ?"
         args += [len(exclude), exclude]
-    if since:
-        sql += " AND s.end_time >= ?"
-        args.append(since)
-    if until:
-        sql += " AND s.start_time < ?"
-        args.append(until)
+    sql, args = _time_filter(sql, args, since, until)  # the session's own times
     row = conn.execute(sql + " ORDER BY s.end_time DESC LIMIT 1", args).fetchone()
     return row[0] if row else None
 
