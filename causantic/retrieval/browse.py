@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from pathlib import Path
 
 import apsw
 
@@ -15,6 +14,7 @@ from causantic.store.stats import stored_counts
 from causantic.store.timeline import first_prompt
 from causantic.timestamps import days_ago
 from causantic.tokens import clip_line
+from causantic.transcripts.project import worktree_name
 from causantic.wording import plural
 
 
@@ -85,8 +85,8 @@ def render_sessions(project: str, sessions: list[SessionInfo]) -> str:
         if s.end_time and start[:10] == end[:10]:
             end = end[11:]  # same day: the end time alone
         where = f", branch {s.git_branch}" if s.git_branch else ""
-        worktree = Path(s.checkout).name if s.checkout else ""
-        if worktree and worktree != s.project:  # a linked worktree, not the main checkout
+        worktree = worktree_name(s.checkout, s.project)
+        if worktree:
             where += f", worktree {worktree}"
         lines.append(
             f"- {s.session_id} ({start} – {end}, {plural(s.chunks, 'chunk')}, "

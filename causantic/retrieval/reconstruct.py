@@ -55,6 +55,7 @@ from causantic.store import timeline
 from causantic.store.projects import has_chunks
 from causantic.timestamps import days_ago, iso_utc, parse_when
 from causantic.tokens import approx_tokens, char_limit, clip_line, tokens_for_chars
+from causantic.transcripts.project import worktree_name
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing on the hook path
 if TYPE_CHECKING:
@@ -530,9 +531,9 @@ def _newer_elsewhere(conn: apsw.Connection, project: str, session_id: str) -> st
     """The line naming the project's newer session in another working tree."""
     span = timeline.session_span(conn, session_id)
     checkout = timeline.checkout_of(conn, session_id)
-    folder = Path(checkout).name if checkout else ""
-    where = ("" if not folder else " in the main checkout" if folder == project
-             else f" in worktree {folder}")
+    worktree = worktree_name(checkout, project)
+    where = (f" in worktree {worktree}" if worktree else " in the main checkout" if checkout
+             else "")
     branch = f", branch {span.git_branch}" if span.git_branch else ""
     what = span.title or timeline.first_prompt(conn, session_id)
     return (f"Newer work in another checkout: session {session_id[:8]}{where} "

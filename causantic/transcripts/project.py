@@ -114,3 +114,10 @@ def checkout_for_cwd(cwd: str | None) -> str:
         if part in _WORKTREE_DIRS or (part.endswith("-worktrees") and len(part) > len("-worktrees")):
             return "/".join(parts[: i + 2])
     return ""
+
+
+def worktree_name(checkout: str | None, project: str) -> str:
+    """The folder name of ``checkout`` when it is a linked worktree of ``project``; '' for
+    the main checkout (the folder the project is named after) or no checkout at all."""
+    name = os.path.basename(checkout.rstrip("/")) if checkout else ""
+    return "" if name == project else name
