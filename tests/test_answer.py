@@ -73,6 +73,31 @@ def test_compact_keeps_output_lines_holding_the_query_words():
     assert "noise line 7" not in out
 
 
+def test_compact_keeps_the_output_lines_holding_most_of_the_query():
+    """A sub-agent's report names the question's identifier in its first lines and answers it
+    further down (blind set b156): the lines holding most of the query are shown, in order."""
+    report = "\n".join([
+        "## Review of the geminicli package",
+        "#### 1. **CalculateTokenUsage Function** (geminicli/transcript.go, lines 215-252)",
+        "- Parses the JSON once, then walks `Messages` from `startOffset`",
+        "#### 2. **ParseTranscript** returns the messages of a session",
+        "- see `calculateTokenUsage()` in the strategy layer for the caller",
+        *[f"  detail {n}" for n in range(30)],
+        "#### 3. **startOffset usage context**",
+        "- **Line-based for Claude Code** (JSONL format): `startOffset` is a line number",
+        "- **Message-based for Gemini** (JSON format): `startOffset` is a message index",
+    ])
+    chunk = "[Tool:Task] Review geminicli package code\n\n[Result:Task]\n" + report
+    query = "startOffset in calculateTokenUsage, is it a line number or a message index"
+    out = compaction.compact(chunk, compaction.terms_of(query))
+    shown = [line.strip() for line in out.splitlines() if line.startswith("  ")]
+    assert shown == [
+        "#### 1. **CalculateTokenUsage Function** (geminicli/transcript.go, lines 215-252)",
+        "- **Line-based for Claude Code** (JSONL format): `startOffset` is a line number",
+        "- **Message-based for Gemini** (JSON format): `startOffset` is a message index",
+    ]
+
+
 def test_a_long_message_keeps_its_head_and_the_lines_with_the_query():
     body = "\n".join(f"step {i} of the plan" for i in range(200)) + "\nthe ShutdownTimeout is 0"
     out = compaction.compact("[Assistant]\n" + body, compaction.terms_of("ShutdownTimeout"))

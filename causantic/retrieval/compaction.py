@@ -3,9 +3,9 @@
 `compact` keeps what the user and the assistant wrote and cuts what tools printed: user and
 assistant text stay (very long ones keep their head and the lines holding the query's words,
 `head_cut`), and each run of tool calls becomes one ``[Tools]`` line (tool and target)
-followed by at most a few lines of their output: error lines and lines holding the query's
-words (`holds`), and before them the line `git commit` prints for each commit made ("[branch
-sha] subject": what came out of the work, `COMMIT_LINES`); what the user said inside a tool
+followed by at most a few lines of their output: the lines holding most of the query's words
+(`line_score`; error lines first among equals), and before them the line `git commit` prints
+for each commit made ("[branch sha] subject": what came out of the work, `COMMIT_LINES`); what the user said inside a tool
 result (answers to the assistant's questions, why they rejected a tool call: `user_words`) is
 kept as their text; a note that the user stopped the run (``[interrupted by user]``) is kept
 after it. The stored text stays whole; this is rendering only
@@ -68,6 +68,18 @@ def holds(line: str, terms: Sequence[str]) -> bool:
     low = line.lower()
     found = [t for t in terms if t in low]
     return any(_strong(t) for t in found) or len(found) >= 2
+
+
+def line_score(line: str, terms: Sequence[str], error: bool = False) -> int:
+    """How much of the query a line of tool output holds: each term it holds counts 1, an
+    identifier-like one 2; 0 unless it `holds` the query. An error line (`error`) counts 1
+    more and needs no term: what failed is worth showing."""
+    low = line.lower()
+    found = [t for t in terms if t in low]
+    score = sum(2 if _strong(t) else 1 for t in found)
+    if error:
+        return score + 1
+    return score if any(_strong(t) for t in found) or len(found) >= 2 else 0
 
 
 def blocks_of(text: str) -> list[str]:
@@ -136,7 +148,7 @@ def _tools(run: Sequence[str], terms: Sequence[str]) -> str:
     """A run of tool calls and results as one line plus their telling output lines, then
     what the user said in them (`user_words`) as user text."""
     calls: list[str] = []
-    kept: list[str] = []
+    scored: list[tuple[int, str]] = []
     commits: list[str] = []
     said: list[str] = []
     for block in run:
@@ -155,12 +167,16 @@ def _tools(run: Sequence[str], terms: Sequence[str]) -> str:
             errors = "error" in head
         commits += ["  " + _line(x.strip()) for x in lines if _COMMIT_RE.match(x.strip())]
         for x in lines:
-            if len(kept) >= MATCH_LINES:
-                break
             if not x.strip() or x.startswith("[…"):
                 continue
-            if holds(x, terms) or ((errors or not m) and _ERROR_RE.search(x) and len(x) > 12):
-                kept.append("  " + _line(x.strip()))
+            error = bool((errors or not m) and len(x) > 12 and _ERROR_RE.search(x))
+            score = line_score(x, terms, error)
+            if score:
+                scored.append((score, "  " + _line(x.strip())))
+    # The lines holding most of the query, not the first ones: an answer often sits below
+    # the lines that only name what the question names (blind tune: +2 questions, none lost).
+    best = sorted(range(len(scored)), key=lambda i: (-scored[i][0], i))[:MATCH_LINES]
+    kept = [scored[i][1] for i in sorted(best)]
     line = "; ".join(dict.fromkeys(calls))
     line = f"[Tools] {_line(line, TOOLS_LINE_CHARS)}" if line else "[Tools]"
     shown = dict.fromkeys([*list(dict.fromkeys(commits))[:COMMIT_LINES], *kept])
