@@ -128,8 +128,9 @@ KEYS: tuple[Key, ...] = (
     Key("hooks", "prompt_min_coverage", "number", 0.5, "share of the prompt's IDF-weighted "
         "terms a recalled chunk must contain"),
     Key("memory", "scope", "str", "all", 'what a Claude Code session can see: every project\'s '
-        'memory ("all") or only its own ("project": MCP tools and hooks; memories remembered '
-        "for every project stay shared)", choices=("all", "project")),
+        'memory ("all"), only its own ("project": MCP tools and hooks; memories remembered '
+        'for every project stay shared), or only its own worktree of it and the main checkout '
+        '("worktree")', choices=("all", "project", "worktree")),
     Key("memory", "auto", "bool", True, "automatic observations at ingest", on_bad="type"),
     Key("memory", "in_search", "bool", True, "memories beside search/recall results",
         on_bad="type"),
@@ -264,6 +265,12 @@ class MemorySettings(Section):
         if memory.relevance_weight + memory.importance_weight + memory.recency_weight <= 0:
             raise UsageError("config: [memory] weights must be non-negative and not all zero")
         return memory
+
+    @property
+    def own_project(self) -> bool:
+        """Whether a Claude Code session sees only its own project (scope "project", or
+        "worktree", which narrows that to its worktree: `retrieval.scope`)."""
+        return self.scope in ("project", "worktree")
 
 
 class LessonSettings(Section):

@@ -242,7 +242,7 @@ def serve(settings: Settings) -> None:
     os.close(sdk_in)
     os.close(sdk_out)
     front = Front(wire_out, os.fdopen(to_sdk_fd, "wb"), load_answers(),
-                  own_project=settings.memory.scope == "project")
+                  own_project=settings.memory.own_project)
     threading.Thread(target=_run_sdk, args=(settings,), name="mcp-sdk", daemon=True).start()
     threading.Thread(target=_pump, args=(os.fdopen(from_sdk_fd, "rb"), front),
                      name="mcp-pump", daemon=True).start()

@@ -100,7 +100,7 @@ def build_server(settings: Settings) -> MCPServer:
         from causantic.retrieval.lessons import attach as attach_lessons
         from causantic.retrieval.search import search as run
 
-        with _store(settings) as store:
+        with _store(settings, own) as store:
             project = scoped(store.conn, project)
             result = run(store, query, project=project, limit=limit,
                          max_tokens=budget(max_tokens), mode=mode,
@@ -123,7 +123,7 @@ def build_server(settings: Settings) -> MCPServer:
         from causantic.retrieval.chains import recall as run
         from causantic.retrieval.lessons import attach as attach_lessons
 
-        with _store(settings) as store:
+        with _store(settings, own) as store:
             project = scoped(store.conn, project)
             result = run(store, query, project=project, limit=limit,
                          max_tokens=budget(max_tokens))
@@ -143,7 +143,7 @@ def build_server(settings: Settings) -> MCPServer:
         # deferred: MCP start: a tool's code loads at its first call
         from causantic.retrieval.chains import predict as run
 
-        with _store(settings) as store:
+        with _store(settings, own) as store:
             result = run(store, context, project=scoped(store.conn, project), limit=limit,
                          max_tokens=budget(max_tokens))
         return _recorded(settings, "mcp:predict", result)
@@ -187,7 +187,7 @@ def build_server(settings: Settings) -> MCPServer:
         from causantic.retrieval.reconstruct import reconstruct as run
         from causantic.transcripts.project import checkout_for_cwd
 
-        with _store(settings) as store:
+        with _store(settings, own) as store:
             if own is None and not project and not session_id:  # this folder's, as in the CLI
                 project = (memory_here(store.conn, os.getcwd()) if query and query.strip()
                            else project_here(store.conn, os.getcwd()))
@@ -206,7 +206,7 @@ def build_server(settings: Settings) -> MCPServer:
         from causantic.retrieval.browse import list_projects as run
         from causantic.retrieval.browse import render_projects
 
-        with _store(settings) as store:
+        with _store(settings, own) as store:
             found = run(store.conn)
             if own is not None:
                 here = own.name(store.conn)
@@ -229,7 +229,7 @@ def build_server(settings: Settings) -> MCPServer:
         from causantic.retrieval.browse import render_sessions
         from causantic.retrieval.projects import project_here
 
-        with _store(settings) as store:
+        with _store(settings, own) as store:
             if own is not None:
                 name = own.project(store.conn, project)
             else:  # this folder's project, as in the CLI
@@ -243,7 +243,7 @@ def build_server(settings: Settings) -> MCPServer:
         from causantic.retrieval.browse import render_stats
         from causantic.retrieval.browse import stats as run
 
-        with _store(settings) as store:
+        with _store(settings, own) as store:
             return render_stats(run(store.conn, scoped(store.conn, project)), str(settings.db_path))
 
     @tool("topics")
@@ -258,7 +258,7 @@ def build_server(settings: Settings) -> MCPServer:
         # deferred: MCP start: a tool's code loads at its first call
         from causantic.topics import maps
 
-        with _store(settings) as store:
+        with _store(settings, own) as store:
             project = scoped(store.conn, project)
             if topic_id is not None:
                 return maps.show_topic(store.conn, topic_id, project=project, limit=limit,
@@ -309,6 +309,8 @@ def build_server(settings: Settings) -> MCPServer:
         with _errors(), open_store(settings.db_path, readonly=dry_run) as store:
             if any((project, session_id, after, before, query)):  # none: forget's own refusal
                 project = scoped(store.conn, project)
+            if own is not None:
+                own.narrow(store.conn)  # other worktrees' memory is neither shown nor deleted
             return run(store, project=project, session_id=session_id, after=after, before=before,
                        query=query, threshold=threshold, dry_run=dry_run,
                        model_dir=settings.model_dir).text
@@ -325,7 +327,7 @@ def build_server(settings: Settings) -> MCPServer:
                 return status.render_status(runs, settings.home)
             if not settings.db_path.exists():
                 return status.render_status(runs, settings.home, own_project=own.name(None))
-            with _store(settings) as store:
+            with _store(settings, own) as store:
                 return status.render_status(runs, settings.home, own_project=own.name(store.conn))
 
     # deferred: heavy: pulls mcp, pydantic, only needed here
@@ -336,14 +338,15 @@ def build_server(settings: Settings) -> MCPServer:
 
 
 def _own_project(settings: Settings) -> OwnProject | None:
-    """Under `[memory] scope = "project"`, the project of the folder Claude Code started this
-    server in (every tool answers for it alone); else None."""
-    if settings.memory.scope != "project":
+    """Under `[memory] scope = "project"` (or "worktree"), the project of the folder Claude
+    Code started this server in (every tool answers for it alone; under "worktree", its
+    worktree of it); else None."""
+    if not settings.memory.own_project:
         return None
     # deferred: MCP start: only with this setting
     from causantic.retrieval.scope import OwnProject
 
-    return OwnProject(os.getcwd())
+    return OwnProject(os.getcwd(), worktree=settings.memory.scope == "worktree")
 
 
 @contextmanager
@@ -360,11 +363,15 @@ def _errors() -> Iterator[None]:
 
 
 @contextmanager
-def _store(settings: Settings) -> Iterator[Store]:
+def _store(settings: Settings, own: OwnProject | None) -> Iterator[Store]:
+    """The database, read-only, narrowed to this session's worktree under `[memory] scope =
+    "worktree"` (`OwnProject.narrow`)."""
     # deferred: MCP start: a tool's code loads at its first call
     from causantic.store import open_store
 
     with _errors(), open_store(settings.db_path, readonly=True) as store:
+        if own is not None:
+            own.narrow(store.conn)
         yield store
 
 

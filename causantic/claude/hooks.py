@@ -243,6 +243,10 @@ def _briefing(settings: Settings, cwd: str, session_id: str, max_chars: int,
     with open_store(settings.db_path, readonly=True) as store:
         conn = store.conn
         project = project_at(conn, cwd)
+        if settings.memory.scope == "worktree":
+            from causantic.retrieval.scope import narrow_to_worktree  # only with this setting
+
+            narrow_to_worktree(conn, project, cwd)
         if current:
             filed_under = project_store.session_project(conn, session_id)
             if filed_under is None:
@@ -258,7 +262,7 @@ def _briefing(settings: Settings, cwd: str, session_id: str, max_chars: int,
             from causantic.topics.active import active_topics_line  # SQL only
 
             topics = active_topics_line(conn, project,
-                                        own_only=settings.memory.scope == "project")
+                                        own_only=settings.memory.own_project)
             topics = "\n\n" + clip(topics, max_chars // 4) if topics else ""  # briefing first
         from causantic.memory.briefing import briefing_block  # SQL only
 
@@ -338,6 +342,10 @@ def user_prompt_submit(payload: dict[str, Any], settings: Settings) -> HookResul
     room = cap - len(wrap_memory("", "recall"))
     with open_store(settings.db_path, readonly=True, busy_timeout_ms=PROMPT_BUSY_MS) as store:
         result.project = project_at(store.conn, cwd)
+        if settings.memory.scope == "worktree":
+            from causantic.retrieval.scope import narrow_to_worktree  # only with this setting
+
+            narrow_to_worktree(store.conn, result.project, cwd)
         recall = prompt_recall(
             store.conn,
             prompt,

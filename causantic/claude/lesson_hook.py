@@ -65,9 +65,13 @@ def post_tool_use(payload: dict[str, Any], settings: Settings) -> HookResult:
     session_id = _str(payload.get("session_id"))
     cwd = _str(payload.get("cwd")) or os.getcwd()
     with open_store(settings.db_path, readonly=True) as store:
+        if settings.memory.scope == "worktree":
+            from causantic.retrieval.scope import narrow_to_worktree  # only with this setting
+
+            narrow_to_worktree(store.conn, project_for_cwd(cwd).name, cwd)
         match = lookup(store.conn, tool, subject, text, project=lambda: project_for_cwd(cwd).name,
                        session_id=session_id, options=opts,
-                       own_only=settings.memory.scope == "project")
+                       own_only=settings.memory.own_project)
     if match is None:
         # Most failed calls have no lesson: nothing is written then (hook-status shows offers
         # and failures), which keeps the common path to one indexed read.

@@ -30,7 +30,8 @@ def add_tools(mcp: MCPServer, tool: Callable[..., Any], settings: Settings,
     """Register the memory tools on the server (tool(name, annotations) is its decorator).
 
     ``scoped``/``own``: the server's `[memory] scope` (`causantic.retrieval.scope`); under
-    "project", observe files under the session's project, never under every project.
+    "project", observe files under the session's project, never under every project; under
+    "worktree", what the tools read is narrowed to the session's worktree too.
     """
 
     def writable():
@@ -82,6 +83,8 @@ def add_tools(mcp: MCPServer, tool: Callable[..., Any], settings: Settings,
         from causantic.store import open_store
 
         with errors(), open_store(settings.db_path, readonly=True) as store:
+            if own is not None:
+                own.narrow(store.conn)
             return str(list_memories(store, project=scoped(store.conn, project, new_ok=True),
                                      types=[observation_type] if observation_type else (),
                                      limit=limit, new_ok=own is not None)["text"])
@@ -112,4 +115,6 @@ def add_tools(mcp: MCPServer, tool: Callable[..., Any], settings: Settings,
         from causantic.memory.reflect import reflect as run
 
         with errors(), writable() as store:
+            if own is not None:
+                own.narrow(store.conn)  # reflect writes only its mark, never a narrowed table
             return str(run(store, scoped(store.conn, project) or project, focus=focus)["text"])

@@ -1,4 +1,6 @@
-"""`[memory] scope = "project"`: a Claude Code session sees only its own project's memory.
+"""`[memory] scope`: what a Claude Code session sees of memory beyond its own work.
+
+`scope = "project"`: a Claude Code session sees only its own project's memory.
 
 For people whose projects must not mix (one client's work never shown in another's
 session). The MCP server then answers for one project, the one of the folder Claude Code
@@ -8,23 +10,57 @@ project. Sessions, memories and lessons of other projects are out of reach the s
 Memories remembered for every project (no project) stay shared: they are the user's own.
 The hooks already brief and recall for the session's project; the lesson hook then offers
 only the project's own lessons.
+
+`scope = "worktree"`: the same, and within the project, nothing worked in its *other* linked
+worktrees (`narrow_to_worktree`): for parallel sessions on separate branches, each in its own
+`git worktree`, whose unmerged work should not leak into one another. A session sees its own
+worktree's memory and the main checkout's; work done in a worktree since removed (merged or
+dropped) is seen again. The filter is on the connection (`store.visibility`), so every tool
+and hook reads through it.
 """
 
 from __future__ import annotations
+
+import os
 
 import apsw
 
 from causantic.errors import UsageError
 from causantic.retrieval.projects import project_at, resolve_project
 from causantic.store.projects import has_chunks
-from causantic.transcripts.project import project_for_cwd
+from causantic.store.visibility import hide_sessions, linked_worktree_sessions
+from causantic.transcripts.project import checkout_for_cwd, project_for_cwd
+
+
+def other_worktrees(conn: apsw.Connection, project: str, cwd: str) -> list[str]:
+    """The sessions of ``project`` worked in its other linked worktrees: those that still
+    exist on this machine and are not the one ``cwd`` is in. Sessions of the main checkout, of
+    this worktree and of worktrees since removed (merged or dropped) are not among them."""
+    mine = checkout_for_cwd(cwd)
+    return [sid for checkout, ids in linked_worktree_sessions(conn, project).items()
+            if checkout != mine and os.path.isdir(checkout) for sid in ids]
+
+
+def narrow_to_worktree(conn: apsw.Connection, project: str, cwd: str) -> list[str]:
+    """Hide `other_worktrees` from everything ``conn`` reads; returns their ids."""
+    hidden = other_worktrees(conn, project, cwd)
+    hide_sessions(conn, hidden)
+    return hidden
 
 
 class OwnProject:
-    """The one project a session may see (the project of ``cwd``), and its checks."""
+    """The one project a session may see (the project of ``cwd``), and its checks. With
+    ``worktree``, also only its own worktree of it (`narrow`)."""
 
-    def __init__(self, cwd: str) -> None:
+    def __init__(self, cwd: str, worktree: bool = False) -> None:
         self.cwd = cwd
+        self.worktree = worktree
+
+    def narrow(self, conn: apsw.Connection) -> None:
+        """Under scope "worktree", leave the project's other linked worktrees out of what
+        ``conn`` reads (`narrow_to_worktree`); a no-op under "project"."""
+        if self.worktree:
+            narrow_to_worktree(conn, self.name(conn), self.cwd)
 
     def name(self, conn: apsw.Connection | None) -> str:
         """The project as memory knows it (a new folder's own name when it has none, and
@@ -49,7 +85,7 @@ class OwnProject:
             except UsageError:  # its "closest names" would list other projects
                 named = None
             if named != here:
-                raise UsageError(self.refusal(here))
+                raise UsageError(self.refusal(here, self.worktree))
         if not new_ok and not has_chunks(conn, here):
             raise UsageError(f'memory holds nothing of this project ("{here}") yet: its '
                              "sessions are read as they end")
@@ -67,13 +103,17 @@ class OwnProject:
         from causantic.store import memories as sql
 
         here = self.name(conn)
+        hidden = set(other_worktrees(conn, here, self.cwd)) if self.worktree else set()
         for found in sql.resolve_ids(conn, memory_id):
             row = sql.get(conn, found)
-            if row is not None and row.project not in ("", here):
-                raise UsageError(self.refusal(here))
+            if row is not None and (row.project not in ("", here) or row.session_id in hidden):
+                raise UsageError(self.refusal(here, self.worktree))
 
     @staticmethod
-    def refusal(here: str) -> str:
-        """What a tool says when asked about another project."""
+    def refusal(here: str, worktree: bool = False) -> str:
+        """What a tool says when asked about another project (or another worktree's memory)."""
+        if worktree:
+            return (f'this session sees only the memory of its own worktree of project "{here}" '
+                    '([memory] scope = "worktree" in config.toml)')
         return (f'this session sees only the memory of its own project "{here}" '
                 '([memory] scope = "project" in config.toml)')

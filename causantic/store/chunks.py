@@ -137,8 +137,9 @@ def select_chunks(
 
 def delete_rowids(conn: apsw.Connection, rowids: Sequence[int]) -> None:
     """Delete these chunks (FTS entries, edges, memberships and states go by trigger or
-    cascade; drop their vectors first, in the same transaction)."""
-    execute_in(conn, "DELETE FROM chunks WHERE rowid IN ({marks})", rowids)
+    cascade; drop their vectors first, in the same transaction). `main.`: a connection
+    narrowed to a worktree (`store.visibility`) forgets what it sees, through its views."""
+    execute_in(conn, "DELETE FROM main.chunks WHERE rowid IN ({marks})", rowids)
 
 
 def session_chunks(conn: apsw.Connection, session_id: str) -> list[StreamChunk]:

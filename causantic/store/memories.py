@@ -244,10 +244,10 @@ def delete(conn: apsw.Connection, memory_ids: Sequence[str], reason: str) -> int
     with conn:
         for batch in batches(memory_ids):
             places = marks(len(batch))
-            conn.execute(f"UPDATE memories SET duplicate_of = NULL WHERE duplicate_of IN ({places})",
+            conn.execute(f"UPDATE main.memories SET duplicate_of = NULL WHERE duplicate_of IN ({places})",
                          batch)
             before = conn.total_changes()
-            conn.execute(f"DELETE FROM memories WHERE id IN ({places})", batch)
+            conn.execute(f"DELETE FROM main.memories WHERE id IN ({places})", batch)
             n += conn.total_changes() - before
             conn.executemany(
                 "INSERT OR IGNORE INTO forgotten(scope, key, reason) VALUES ('memory', ?, ?)",

@@ -14,6 +14,7 @@ import apsw
 
 from causantic.store.db import BUSY_TIMEOUT_MS
 from causantic.store.sql import table_exists
+from causantic.store.visibility import show_all
 
 META = "redaction_meta"
 
@@ -215,7 +216,10 @@ def for_good(conn: apsw.Connection, notes: list[str], *, skip: bool = False) -> 
 
 def vacuum(conn: apsw.Connection) -> None:
     """Rewrite the file from its live rows: text deleted before secure_delete was on can
-    linger in unused parts of pages (a leaf page reused as an interior page keeps it)."""
+    linger in unused parts of pages (a leaf page reused as an interior page keeps it).
+    A connection narrowed to a worktree sees every table again first: VACUUM refuses TEMP
+    views named like the tables it rebuilds."""
+    show_all(conn)
     conn.execute("VACUUM")
 
 

@@ -97,8 +97,9 @@ def file_session_starts(conn: apsw.Connection, file_id: int, before: int) -> dic
 
 
 def delete_sessions(conn: apsw.Connection, session_ids: Sequence[str]) -> None:
-    """Delete these session rows (after their chunks: `forget` of whole sessions)."""
-    execute_in(conn, "DELETE FROM sessions WHERE id IN ({marks})", session_ids)
+    """Delete these session rows (after their chunks: `forget` of whole sessions); `main.`
+    as in `chunks.delete_rowids`."""
+    execute_in(conn, "DELETE FROM main.sessions WHERE id IN ({marks})", session_ids)
 
 
 def session_cwd(conn: apsw.Connection, session_id: str) -> str | None:

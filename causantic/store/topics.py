@@ -86,9 +86,10 @@ def clear(conn: apsw.Connection) -> None:
 
 
 def drop_empty(conn: apsw.Connection) -> int:
-    """Delete topics left without members (their name and centroid came from deleted chunks)."""
-    conn.execute("DELETE FROM topics WHERE NOT EXISTS"
-                 " (SELECT 1 FROM topic_members m WHERE m.topic_id = topics.id)")
+    """Delete topics left without members (their name and centroid came from deleted chunks).
+    `main.` as in `chunks.delete_rowids`."""
+    conn.execute("DELETE FROM main.topics AS t WHERE NOT EXISTS"
+                 " (SELECT 1 FROM topic_members m WHERE m.topic_id = t.id)")
     return conn.changes()
 
 
