@@ -157,10 +157,17 @@ def test_hooks_brief_and_recall_from_the_worktree_alone(worktrees: dict) -> None
 
 
 def test_the_command_line_still_sees_every_worktree(worktrees: dict) -> None:
-    proc = subprocess.run([PYTHON, "-m", "causantic", "--db", str(worktrees["db"]), "search",
-                           "cormorant coupons"], capture_output=True, text=True, timeout=120,
-                          cwd=worktrees["login"], env={**os.environ, "PYTHONPATH": str(REPO)})
-    assert proc.returncode == 0 and "idempotent" in proc.stdout
+    """`causantic search` is the user at the shell: not narrowed; `doctor` says who is."""
+    def cli(*args: str) -> str:
+        proc = subprocess.run([PYTHON, "-m", "causantic", "--db", str(worktrees["db"]), *args],
+                              capture_output=True, text=True, timeout=120, cwd=worktrees["login"],
+                              env={**os.environ, "PYTHONPATH": str(REPO)})
+        return proc.stdout
+
+    assert "idempotent" in cli("search", "cormorant coupons")
+    scope = next(line for line in cli("doctor").splitlines() if "scope:" in line)
+    assert "only their worktree's and the main checkout's" in scope and "shell see everything" \
+        in scope
 
 
 def test_a_hidden_session_is_gone_from_every_table_a_connection_reads(shared_db: Path,

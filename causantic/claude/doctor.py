@@ -94,6 +94,9 @@ def run_doctor(settings: Settings, now: float | None = None) -> Report:
     checks += _hook_runs(settings)
     checks.append(_transcripts(settings, settings_json, now))
     checks += _injections(settings)
+    scope = _scope(settings)
+    if scope is not None:
+        checks.append(scope)
     return Report(checks)
 
 
@@ -185,6 +188,20 @@ def _kept_out(conn, settings: Settings) -> Check | None:
     return Check("kept out", "warning",
                  f"kept out of memory but holding chunks stored before: {named}; delete them "
                  f"with `causantic forget --project {first} --yes`")
+
+
+def _scope(settings: Settings) -> Check | None:
+    """What Claude Code sessions see when `[memory] scope` narrows it: "why does Claude not
+    find what `causantic search` finds?" has this answer."""
+    if settings.memory.scope == "project":
+        seen = "their own project's memory"
+    elif settings.memory.scope == "worktree":
+        seen = ("their own project's memory, and of it only their worktree's and the main "
+                "checkout's")
+    else:
+        return None
+    return Check("scope", "ok", f"Claude Code sessions see {seen} ([memory] scope = "
+                 f'"{settings.memory.scope}"); causantic commands at the shell see everything')
 
 
 def _model(settings: Settings) -> Check:
