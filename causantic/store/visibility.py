@@ -7,9 +7,10 @@ memories, topics) reads the narrowed rows with no change to its SQL, and a code 
 added later cannot forget the filter. The views are simple enough for SQLite to flatten: the
 tables' indexes are used as before. Full-text and vector indexes hand back row ids that are
 then read through these views, so hidden rows drop out there too. Nothing is written: TEMP
-objects live in the connection alone (a read-only one too) and end with it, and a write
-through a narrowed connection to a shadowed table fails ("cannot modify chunks because it is
-a view"): narrowed connections are for reading.
+objects live in the connection alone (a read-only one too) and end with it. A write through a
+narrowed connection to a shadowed table fails ("cannot modify chunks because it is a view"),
+except the few a narrowed `forget` makes, which name the `main.` table (it deletes only what
+its narrowed reads selected), and `VACUUM`, which needs every table whole (`show_all`).
 """
 
 from __future__ import annotations
@@ -48,7 +49,7 @@ def hide_sessions(conn: apsw.Connection, session_ids: Iterable[str]) -> int:
         conn.executemany("INSERT OR IGNORE INTO temp.hidden_sessions VALUES (?)",
                          [(i,) for i in ids])
         for table, kept in SHADOWED.items():
-            if table_exists(conn, table):  # topics: made by the first `embed`
+            if table_exists(conn, table):  # a read-only store of an older schema
                 conn.execute(f"CREATE TEMP VIEW IF NOT EXISTS {table} AS"
                              f" SELECT * FROM main.{table} WHERE {kept}")
     return len(ids)
