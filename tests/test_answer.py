@@ -98,6 +98,22 @@ def test_compact_keeps_the_output_lines_holding_most_of_the_query():
     ]
 
 
+def test_json_quoted_output_is_shown_by_its_own_lines():
+    """`gh api` prints a review comment as one JSON line whose body holds escaped newlines:
+    the line of the body that holds the query is shown, not the head of the JSON blob."""
+    comment = json.dumps({
+        "url": "https://api.github.com/repos/entireio/cli/pulls/comments/2780966723",
+        "path": "cmd/entire/cli/logging/logger.go", "line": 85,
+        "body": "Nit: the doc comment is stale.\n\nThe logger now writes to "
+                ".entire/logs/entire.log, not one file per session id.\n\nPlease update it."})
+    chunk = "[Tool:Bash] gh api repos/entireio/cli/pulls/260/comments\n[Result:Bash]\n" + comment
+    out = compaction.compact(chunk, compaction.terms_of("which log file does the logger write"))
+    shown = [line.strip() for line in out.splitlines() if line.startswith("  ")]
+    assert "The logger now writes to .entire/logs/entire.log, not one file per session id." \
+        in shown
+    assert "Please update it" not in out
+
+
 def test_a_long_message_keeps_its_head_and_the_lines_with_the_query():
     body = "\n".join(f"step {i} of the plan" for i in range(200)) + "\nthe ShutdownTimeout is 0"
     out = compaction.compact("[Assistant]\n" + body, compaction.terms_of("ShutdownTimeout"))

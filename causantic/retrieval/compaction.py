@@ -4,7 +4,8 @@
 assistant text stay (very long ones keep their head and the lines holding the query's words,
 `head_cut`), and each run of tool calls becomes one ``[Tools]`` line (tool and target)
 followed by at most a few lines of their output: the lines holding most of the query's words
-(`line_score`; error lines first among equals), and before them the line `git commit` prints
+(`line_score`; error lines first among equals; JSON-quoted text split at its escaped
+newlines, `output_lines`), and before them the line `git commit` prints
 for each commit made ("[branch sha] subject": what came out of the work, `COMMIT_LINES`); what the user said inside a tool
 result (answers to the assistant's questions, why they rejected a tool call: `user_words`) is
 kept as their text; a note that the user stopped the run (``[interrupted by user]``) is kept
@@ -144,6 +145,14 @@ def _target(name: str, arg: str) -> str:
     return f"{name} {_line(arg, 70)}".strip()
 
 
+def output_lines(body: str) -> list[str]:
+    """A tool call's or result's lines; a line that is JSON-quoted text (two or more escaped
+    newlines: `gh api` output, a hook's report) is split at those too, so the line that holds
+    the query is shown, not the head of the whole quoted blob."""
+    return [part for line in body.split("\n")
+            for part in (line.split("\\n") if line.count("\\n") >= 2 else (line,))]
+
+
 def _tools(run: Sequence[str], terms: Sequence[str]) -> str:
     """A run of tool calls and results as one line plus their telling output lines, then
     what the user said in them (`user_words`) as user text."""
@@ -156,14 +165,14 @@ def _tools(run: Sequence[str], terms: Sequence[str]) -> str:
         m = _TOOL_RE.match(head)
         if m:
             calls.append(_target(m.group(1), m.group(2)))
-            lines = body.split("\n")
+            lines = output_lines(body)
             errors = False
         else:
             words = user_words(body)
             if words:
                 said.append(head_cut(f"[User]\n{words}", USER_CHARS, terms))
                 continue
-            lines = body.split("\n")
+            lines = output_lines(body)
             errors = "error" in head
         commits += ["  " + _line(x.strip()) for x in lines if _COMMIT_RE.match(x.strip())]
         for x in lines:
