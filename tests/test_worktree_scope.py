@@ -20,7 +20,9 @@ from pathlib import Path
 import pytest
 
 from causantic.config import load_settings
+from causantic.errors import UsageError
 from causantic.ingest.run import run_embed, run_ingest
+from causantic.retrieval.scope import OwnProject
 from causantic.retrieval.search import search
 from causantic.store import memories as memory_store
 from causantic.store import open_store
@@ -211,3 +213,14 @@ def test_a_hidden_session_is_gone_from_every_table_a_connection_reads(shared_db:
         hide_sessions(store.conn, [dov])
         with pytest.raises(Exception, match="cannot modify chunks because it is a view"):
             store.conn.execute("UPDATE chunks SET tokens = tokens WHERE session_id = ?", (dov,))
+
+
+def test_a_worktree_that_may_see_nothing_is_told_why(worktrees: dict) -> None:
+    """When all of a project's work is in other worktrees, the tools say that, not "memory
+    holds nothing of this project" (which is not so)."""
+    with open_store(worktrees["db"], readonly=True) as store:
+        own = OwnProject(str(worktrees["login"]), worktree=True)
+        everything = [r[0] for r in store.conn.execute("SELECT id FROM sessions")]
+        hide_sessions(store.conn, everything)
+        with pytest.raises(UsageError, match="only work of its other worktrees, left out by"):
+            own.project(store.conn, None)

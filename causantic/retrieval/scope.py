@@ -28,7 +28,7 @@ import apsw
 from causantic.errors import UsageError
 from causantic.retrieval.projects import project_at, resolve_project
 from causantic.store.projects import has_chunks
-from causantic.store.visibility import hide_sessions, linked_worktree_sessions
+from causantic.store.visibility import hidden_sessions, hide_sessions, linked_worktree_sessions
 from causantic.transcripts.project import checkout_for_cwd, project_for_cwd
 
 
@@ -87,6 +87,11 @@ class OwnProject:
             if named != here:
                 raise UsageError(self.refusal(here, self.worktree))
         if not new_ok and not has_chunks(conn, here):
+            if hidden_sessions(conn):  # narrowed: the project's work is all in other worktrees
+                raise UsageError(f'memory holds nothing this worktree may see of project '
+                                 f'"{here}" yet: only work of its other worktrees, left out by '
+                                 '[memory] scope = "worktree"; its own sessions are read as '
+                                 'they end')
             raise UsageError(f'memory holds nothing of this project ("{here}") yet: its '
                              "sessions are read as they end")
         return here
