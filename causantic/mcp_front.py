@@ -46,28 +46,35 @@ ACKNOWLEDGED = "notifications/subscriptions/acknowledged"
 SUBSCRIPTION_KEY = "io.modelcontextprotocol/subscriptionId"
 
 
-#: Under `[memory] scope = "project"` the server answers for one project, so what its
-#: recorded answers say of "all projects" (the instructions, every `project` argument) is
-#: reworded on the way out (`own_project_wording`); tests/test_mcp_front.py checks that each
+#: Under `[memory] scope = "project"` (or "worktree") the server answers for one project, so
+#: what its recorded answers say of "all projects" (the instructions, every `project`
+#: argument) is reworded on the way out (`own_project_wording`); tests/test_mcp_front.py checks that each
 #: phrase is still in the recording.
 OWN_PROJECT_WORDING = (
     ("(all projects)", '(this session\'s project only: [memory] scope = "project")'),
     ("omit for all projects.", "omit for this session's project, the only one it sees."),
     ("omit for every project.", "omit for this session's project."),
 )
+#: The same under `scope = "worktree"`: the session sees its own worktree of its project.
+WORKTREE_WORDING = (
+    ("(all projects)", "(this session's worktree of its project and the main checkout only: "
+                       '[memory] scope = "worktree")'),
+    *OWN_PROJECT_WORDING[1:],
+)
 
 
-def own_project_wording(value: Any) -> Any:
-    """``value`` (a recorded answer, or any part of one) with `OWN_PROJECT_WORDING` applied
-    to every string in it."""
+def own_project_wording(value: Any, wording: tuple[tuple[str, str], ...] = OWN_PROJECT_WORDING
+                        ) -> Any:
+    """``value`` (a recorded answer, or any part of one) with ``wording`` (`OWN_PROJECT_WORDING`
+    or `WORKTREE_WORDING`) applied to every string in it."""
     if isinstance(value, str):
-        for phrase, own in OWN_PROJECT_WORDING:
+        for phrase, own in wording:
             value = value.replace(phrase, own)
         return value
     if isinstance(value, dict):
-        return {k: own_project_wording(v) for k, v in value.items()}
+        return {k: own_project_wording(v, wording) for k, v in value.items()}
     if isinstance(value, list):
-        return [own_project_wording(v) for v in value]
+        return [own_project_wording(v, wording) for v in value]
     return value
 
 
@@ -113,13 +120,14 @@ class Front:
     """Routes lines between the client's wire and the SDK server's pipes."""
 
     def __init__(self, wire_out, to_sdk, answers: dict[str, dict], *,
-                 own_project: bool = False) -> None:
+                 own_project: bool = False, worktree: bool = False) -> None:
         self.wire_out = wire_out
         self.to_sdk = to_sdk
         # Under `[memory] scope = "project"`, the recorded answers and the SDK's own answers
         # to the same requests (those we could not answer here) speak of one project.
         self.own_project = own_project
-        self.answers = own_project_wording(answers) if own_project else answers
+        self.wording = WORKTREE_WORDING if worktree else OWN_PROJECT_WORDING
+        self.answers = own_project_wording(answers, self.wording) if own_project else answers
         self.reworded: set[str] = set()  # ids of such requests the SDK answers
         self.lock = threading.Lock()
         self.owed = threading.Condition(self.lock)
@@ -201,7 +209,7 @@ class Front:
                     self.version = msg["result"].get("protocolVersion")
                 if rid in self.reworded:
                     self.reworded.discard(rid)
-                    line = json.dumps(own_project_wording(msg), separators=(",", ":"),
+                    line = json.dumps(own_project_wording(msg, self.wording), separators=(",", ":"),
                                       ensure_ascii=False).encode() + b"\n"
                 self.owed.notify_all()
             self._write(line)
@@ -242,7 +250,8 @@ def serve(settings: Settings) -> None:
     os.close(sdk_in)
     os.close(sdk_out)
     front = Front(wire_out, os.fdopen(to_sdk_fd, "wb"), load_answers(),
-                  own_project=settings.memory.own_project)
+                  own_project=settings.memory.own_project,
+                  worktree=settings.memory.scope == "worktree")
     threading.Thread(target=_run_sdk, args=(settings,), name="mcp-sdk", daemon=True).start()
     threading.Thread(target=_pump, args=(os.fdopen(from_sdk_fd, "rb"), front),
                      name="mcp-pump", daemon=True).start()

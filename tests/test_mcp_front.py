@@ -234,3 +234,13 @@ def test_under_project_scope_the_answers_speak_of_one_project():
     assert listed["result"]["tools"][0]["description"] == (
         "Only this project: omit for this session's project, the only one it sees.")
     assert called["result"] == result
+
+
+def test_under_worktree_scope_the_instructions_speak_of_the_worktree():
+    out = io.BytesIO()
+    front = mcp_front.Front(out, io.BytesIO(), load_answers(), own_project=True, worktree=True)
+    front.from_client(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                                  "params": initialize()}).encode() + b"\n")
+    said = json.loads(out.getvalue())["result"]["instructions"]
+    assert "(all projects)" not in said and 'scope = "project"' not in said
+    assert "worktree of its project and the main checkout only" in said

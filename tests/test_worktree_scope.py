@@ -86,7 +86,8 @@ async def test_no_tool_shows_another_worktrees_work(worktrees: dict) -> None:
     async with mcp_client(["-m", "causantic", "--db", str(db), "serve-mcp"],
                           db.parent / "server.log", cwd=worktrees["login"],
                           env={**os.environ, "PYTHONPATH": str(REPO)}) as session:
-        await session.initialize()
+        started = await session.initialize()
+        assert 'scope = "worktree"' in (started.instructions or "")  # what Claude is told
         seen = []
         for word in ("kingfisher", "zebrafinch", "pelican"):  # own, main checkout, removed
             err, text = await call(session, "search", query=f"{word} fix")
