@@ -12,9 +12,10 @@ resumes the worktree's session and names the newer one. Rows:
   ``causantic install`` writes for a pip install), the console script, and the archive with
   ``python -S`` when ``dist/causantic.pyz`` exists (the archive engineer benchmarks it in
   depth): briefing for the project with the most sessions.
-- ``session-start`` under ``[memory] scope = "worktree"`` (``python -m causantic``): the same
-  store with the project's sessions spread over the main checkout and two linked worktrees
-  on disk, newest in the other worktree, so the briefing's connection is narrowed first.
+- ``session-start`` with ``[memory] scope = "all"`` and ``"worktree"`` (``python -m
+  causantic``, samples alternated): the same store with the project's sessions spread over
+  the main checkout and two linked worktrees on disk, newest in the other worktree, so under
+  "worktree" the briefing's connection is narrowed first; the two rows compare the scope.
 - ``pre-compact`` / ``session-end``: the hook returns once it has started the detached ingest
   worker; the worker (ingest + embedding of a sample transcript) runs afterwards and is
   waited for between samples, so it does not slow the next sample down.
@@ -71,7 +72,7 @@ def run(tiny: bool = False) -> dict[str, Any]:
                 continue
             samples = [_time_process(argv, payload, env) for _ in range(runs)]
             rows.append(_row(label, samples, output=chars))
-        rows.append(_scoped_row(db, project, Path(tmp), env, runs))
+        rows += _scope_rows(db, project, Path(tmp), runs)
         rows += _background_rows(Path(tmp), env, runs)
     for r in rows:
         r["vs original (355 ms)"] = (f"{ORIGINAL_MS / r['median_ms']:.1f}x faster"
@@ -111,44 +112,59 @@ def _built_from_head(argv: list[str]) -> bool:
     return bool(head.stdout.strip()) and f"commit {head.stdout.strip()}" in version.stdout
 
 
-def _scoped_row(db: Path, project: str, tmp: Path, env: dict[str, str], runs: int
-                ) -> dict[str, Any]:
-    """session-start under `[memory] scope = "worktree"` (`_in_live_worktrees`): the connection
-    narrowed to the worktree before the briefing reads it."""
+def _scope_rows(db: Path, project: str, tmp: Path, runs: int) -> list[dict[str, Any]]:
+    """session-start on a store whose project is worked in the main checkout and two linked
+    worktrees (`_in_live_worktrees`), under `[memory] scope = "all"` and "worktree" (the
+    connection narrowed to the worktree before the briefing reads it), samples alternated so
+    the two rows compare the scope alone."""
     scoped = tmp / "scoped.db"
     shutil.copy2(db, scoped)
     cwd = _in_live_worktrees(scoped, project, tmp / "checkouts")
-    home = tmp / "scoped-home"
-    (home / ".causantic").mkdir(parents=True, mode=0o700)
-    (home / ".causantic" / "config.toml").write_text('[memory]\nscope = "worktree"\n')
-    env = _private_env(home)
     payload = json.dumps({"session_id": "bench", "cwd": cwd, "source": "startup",
                           "hook_event_name": "SessionStart"})
     argv = [PYTHON, "-m", "causantic", "--db", str(scoped), "hook", "session-start"]
-    chars = _output_chars(argv, payload, env) or 0
-    samples = [_time_process(argv, payload, env) for _ in range(runs)]
-    return _row("python -m causantic, scope worktree", samples, output=chars)
+    envs, chars, samples = {}, {}, {}
+    for scope in ("all", "worktree"):
+        home = tmp / f"scope-{scope}"
+        (home / ".causantic").mkdir(parents=True, mode=0o700)
+        (home / ".causantic" / "config.toml").write_text(f'[memory]\nscope = "{scope}"\n')
+        envs[scope] = _private_env(home)
+        chars[scope] = _output_chars(argv, payload, envs[scope]) or 0
+        samples[scope] = []
+    for _ in range(runs):
+        for scope, env in envs.items():
+            samples[scope].append(_time_process(argv, payload, env))
+    return [_row(f"python -m causantic, 3 checkouts, scope {scope}", samples[scope],
+                 output=chars[scope]) for scope in envs]
 
 
 def _in_live_worktrees(db: Path, project: str, root: Path) -> str:
     """Give ``project``'s sessions, newest first, the main checkout and two linked worktrees
     in turn, all three folders on disk (so scope "worktree" hides the third's sessions from
     the second); returns the second's folder, where the session starts."""
+    main, feature, other = (root / project, root / f"{project}-worktrees" / "feature",
+                            root / f"{project}-worktrees" / "other")
+    for folder in (main, feature, other):
+        folder.mkdir(parents=True)
+    _spread_sessions(db, project, [str(other), str(main), str(feature)], project_path=str(main))
+    return str(feature)
+
+
+def _spread_sessions(db: Path, project: str, checkouts: list[str],
+                     project_path: str | None = None) -> None:
+    """Give ``project``'s sessions, newest first, the ``checkouts`` in turn (and, when given,
+    ``project_path`` as the folder the project is named from)."""
     from causantic.store import open_store
 
-    main = root / project
-    trees = [main, root / f"{project}-worktrees" / "feature", root / f"{project}-worktrees" / "other"]
-    for folder in trees:
-        folder.mkdir(parents=True)
     with open_store(db) as store, store.conn:
         conn = store.conn
         ids = [r[0] for r in conn.execute(
             "SELECT session_id FROM chunks WHERE project = ? GROUP BY session_id"
             " ORDER BY max(end_time) DESC", (project,))]
         for i, sid in enumerate(ids):
-            conn.execute("UPDATE sessions SET checkout = ?, project_path = ? WHERE id = ?",
-                         (str(trees[(i + 2) % 3]), str(main), sid))
-    return str(trees[1])
+            conn.execute("UPDATE sessions SET checkout = ?, project_path = coalesce(?,"
+                         " project_path) WHERE id = ?",
+                         (checkouts[i % len(checkouts)], project_path, sid))
 
 
 def _background_rows(tmp: Path, env: dict[str, str], runs: int) -> list[dict[str, Any]]:
@@ -232,17 +248,8 @@ def _in_worktrees(db: Path, project: str) -> str:
     """Give ``project``'s sessions checkouts as in parallel worktrees: the newest in the main
     checkout, the others alternately in it and in a linked worktree. Returns the worktree's
     folder (not on disk: its path's shape names the project and the worktree)."""
-    from causantic.store import open_store
-
     main, worktree = f"/home/bench/{project}", f"/home/bench/{project}-worktrees/feature"
-    with open_store(db) as store, store.conn:
-        conn = store.conn
-        ids = [r[0] for r in conn.execute(
-            "SELECT session_id FROM chunks WHERE project = ? GROUP BY session_id"
-            " ORDER BY max(end_time) DESC", (project,))]
-        for i, sid in enumerate(ids):
-            conn.execute("UPDATE sessions SET checkout = ? WHERE id = ?",
-                         (worktree if i % 2 else main, sid))
+    _spread_sessions(db, project, [main, worktree])
     return worktree
 
 
