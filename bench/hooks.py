@@ -61,8 +61,7 @@ def run(tiny: bool = False) -> dict[str, Any]:
         project, _ = _busiest_project(db)
         cwd = _in_worktrees(db, project)
         env = _private_env(Path(tmp))
-        payload = json.dumps({"session_id": "bench", "cwd": cwd, "source": "startup",
-                              "hook_event_name": "SessionStart"})
+        payload = _start_payload(cwd)
         rows = []
         for label, argv in _session_start_commands(db):
             chars = _output_chars(argv, payload, env)  # also the warm-up (page cache, extraction)
@@ -89,6 +88,12 @@ def run(tiny: bool = False) -> dict[str, Any]:
               "load_average": os.getloadavg()[0], "rows": rows}
     write_result("hooks", result, tiny)
     return result
+
+
+def _start_payload(cwd: str) -> str:
+    """The hook JSON Claude Code sends when a new session starts in ``cwd``."""
+    return json.dumps({"session_id": "bench", "cwd": cwd, "source": "startup",
+                       "hook_event_name": "SessionStart"})
 
 
 def _session_start_commands(db: Path) -> list[tuple[str, list[str]]]:
@@ -120,8 +125,7 @@ def _scope_rows(db: Path, project: str, tmp: Path, runs: int) -> list[dict[str, 
     scoped = tmp / "scoped.db"
     shutil.copy2(db, scoped)
     cwd = _in_live_worktrees(scoped, project, tmp / "checkouts")
-    payload = json.dumps({"session_id": "bench", "cwd": cwd, "source": "startup",
-                          "hook_event_name": "SessionStart"})
+    payload = _start_payload(cwd)
     argv = [PYTHON, "-m", "causantic", "--db", str(scoped), "hook", "session-start"]
     envs, chars, samples = {}, {}, {}
     for scope in ("all", "worktree"):

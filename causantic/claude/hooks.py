@@ -243,10 +243,7 @@ def _briefing(settings: Settings, cwd: str, session_id: str, max_chars: int,
     with open_store(settings.db_path, readonly=True) as store:
         conn = store.conn
         project = project_at(conn, cwd)
-        if settings.memory.scope == "worktree":
-            from causantic.retrieval.scope import narrow_to_worktree  # only with this setting
-
-            narrow_to_worktree(conn, project, cwd)
+        narrow_to_worktree(settings, conn, cwd, project)
         if current:
             filed_under = project_store.session_project(conn, session_id)
             if filed_under is None:
@@ -342,10 +339,7 @@ def user_prompt_submit(payload: dict[str, Any], settings: Settings) -> HookResul
     room = cap - len(wrap_memory("", "recall"))
     with open_store(settings.db_path, readonly=True, busy_timeout_ms=PROMPT_BUSY_MS) as store:
         result.project = project_at(store.conn, cwd)
-        if settings.memory.scope == "worktree":
-            from causantic.retrieval.scope import narrow_to_worktree  # only with this setting
-
-            narrow_to_worktree(store.conn, result.project, cwd)
+        narrow_to_worktree(settings, store.conn, cwd, result.project)
         recall = prompt_recall(
             store.conn,
             prompt,
@@ -710,6 +704,20 @@ def _kept_out(payload: dict[str, Any], settings: Settings) -> str | None:
 
 def _str(value: object) -> str:
     return value if isinstance(value, str) else ""
+
+
+def narrow_to_worktree(settings: Settings, conn: Any, cwd: str, project: str | None = None
+                       ) -> None:
+    """Under `[memory] scope = "worktree"`, leave the other linked worktrees of ``project``
+    (default: the project of ``cwd``) out of what ``conn`` reads
+    (`causantic.retrieval.scope.narrow_to_worktree`); otherwise nothing, at no cost."""
+    if settings.memory.scope != "worktree":
+        return
+    # deferred: hook fast path: only with this setting
+    from causantic.retrieval import scope
+    from causantic.transcripts.project import project_for_cwd
+
+    scope.narrow_to_worktree(conn, project or project_for_cwd(cwd).name, cwd)
 
 
 def _write_stdout(text: str) -> None:

@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 import os
 
-from causantic.claude.hooks import HookResult, _str
+from causantic.claude.hooks import HookResult, _str, narrow_to_worktree
 from causantic.config import Settings
 from causantic.markers import wrap_memory
 
@@ -65,10 +65,7 @@ def post_tool_use(payload: dict[str, Any], settings: Settings) -> HookResult:
     session_id = _str(payload.get("session_id"))
     cwd = _str(payload.get("cwd")) or os.getcwd()
     with open_store(settings.db_path, readonly=True) as store:
-        if settings.memory.scope == "worktree":
-            from causantic.retrieval.scope import narrow_to_worktree  # only with this setting
-
-            narrow_to_worktree(store.conn, project_for_cwd(cwd).name, cwd)
+        narrow_to_worktree(settings, store.conn, cwd)
         match = lookup(store.conn, tool, subject, text, project=lambda: project_for_cwd(cwd).name,
                        session_id=session_id, options=opts,
                        own_only=settings.memory.own_project)

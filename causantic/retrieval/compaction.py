@@ -66,9 +66,7 @@ def _strong(term: str) -> bool:
 
 def holds(line: str, terms: Sequence[str]) -> bool:
     """Whether a line holds the query: one identifier-like term, or two words."""
-    low = line.lower()
-    found = [t for t in terms if t in low]
-    return any(_strong(t) for t in found) or len(found) >= 2
+    return line_score(line, terms) > 0
 
 
 def line_score(line: str, terms: Sequence[str], error: bool = False) -> int:
