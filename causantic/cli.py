@@ -444,9 +444,11 @@ def cmd_import(args: argparse.Namespace, settings: Settings) -> int:
     report: ImportReport | ForeignReport
     if source == "causantic":
         # deferred: a command loads only its own code: hooks and --help start here
+        from causantic.ingest.exclude import Exclusions
         from causantic.transfer.archive import import_archive
 
-        report = import_archive(settings.db_path, path, dry_run=args.dry_run)
+        report = import_archive(settings.db_path, path, dry_run=args.dry_run,
+                                exclusions=Exclusions(settings.ingest.exclude))
     elif source == "claude-mem":
         # deferred: a command loads only its own code: hooks and --help start here
         from causantic.transfer import claude_mem

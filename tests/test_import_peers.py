@@ -325,3 +325,32 @@ def test_not_an_archive_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture
     assert "holds no transcripts" in capsys.readouterr().err
     assert main(["--db", str(db), "import"]) == 2
     assert "needs a FILE" in capsys.readouterr().err
+
+
+def _exclude(home: Path, *patterns: str) -> None:
+    (home / ".causantic").mkdir(parents=True, exist_ok=True)
+    (home / ".causantic" / "config.toml").write_text(
+        "[ingest]\nexclude = [" + ", ".join(json.dumps(p) for p in patterns) + "]\n")
+
+
+def test_imports_from_other_tools_leave_out_work_kept_out_of_memory(
+        tmp_path: Path, private_home: Path, capsys: pytest.CaptureFixture[str]):
+    """`[ingest] exclude` holds for imports as for ingest: a claude-mem project by its name,
+    and an episodic-memory archive's transcripts *and* their summary by their folder."""
+    _exclude(private_home, "billing-*", "/home/dev/acme-api")
+    db = tmp_path / "memory.db"
+    source = make_claude_mem(tmp_path / "claude-mem.db")
+    assert main(["--db", str(db), "import", "--from", "claude-mem", str(source), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["kept_out"] == {"[ingest] exclude 'billing-*'": 1}
+    assert _rows(db, "SELECT DISTINCT project FROM chunks") == [("web-app",)]
+    assert report["chunks_added"] == 2  # web-app's prompt and observation only
+
+    archive = make_archive(tmp_path)
+    assert main(["--db", str(db), "import", "--from", "episodic-memory", str(archive)]) == 0
+    out = capsys.readouterr().out
+    assert "Not imported: 4 transcript files kept out of memory" in out, out
+    assert "Not imported: 1 session kept out of memory ([ingest] exclude '/home/dev/acme-api')" \
+        in out, out
+    assert _rows(db, "SELECT count(*) FROM chunks WHERE project = 'acme-api'") == [(0,)]
+    assert _rows(db, "SELECT count(*) FROM chunks WHERE text LIKE '%non-negative%'") == [(0,)]

@@ -18,6 +18,7 @@ import pytest
 
 from causantic.cli import main
 from causantic.config import load_settings
+from causantic.ingest.exclude import Exclusions
 from causantic.ingest.run import run_embed, run_ingest
 from causantic.retrieval.search import search
 from causantic.store import open_store
@@ -254,3 +255,66 @@ def test_cli_export_and_import_print_one_report_each(shared_db: Path, tmp_path: 
                           str(archive), "--since", "yesterday"],
                          capture_output=True, text=True, cwd=REPO, timeout=60)
     assert bad.returncode == 2 and "--since 'yesterday'" in bad.stderr
+
+
+def test_work_kept_out_of_memory_here_is_not_imported(shared_db: Path, tmp_path: Path):
+    """`[ingest] exclude` (a project name, or a folder glob on the session's stored cwd)
+    keeps an exported session out as ingest would: its chunks, state and memories stay out,
+    and the report says why; other projects come in whole."""
+    archive = tmp_path / "all.jsonl"
+    with open_store(shared_db, readonly=True) as store:
+        export(store, archive)
+        spotter_cwd, spotter = store.conn.execute(
+            "SELECT cwd, id FROM sessions WHERE project = 'spotter' ORDER BY id LIMIT 1"
+        ).fetchone()
+    # A memory observed in the kept-out session, and one of the kept-out project.
+    rows = [json.loads(line) for line in archive.read_text().splitlines()]
+    end = rows.pop()
+    memory = {"project": "cli", "type": "decision", "importance": 5.0, "origin": "explicit",
+              "created_at": "2026-01-01T00:00:00Z", "last_seen_at": "2026-01-01T00:00:00Z"}
+    rows += [{"table": "memories", "row": {**memory, "id": "mem_cli", "text": "cli memory"}},
+             {"table": "memories", "row": {**memory, "id": "mem_spot", "project": "spotter",
+                                           "text": "observed there", "session_id": spotter}},
+             {"table": "memories", "row": {**memory, "id": "mem_keep", "project": "spotter",
+                                           "text": "kept"}},
+             end]
+    archive.write_text("".join(json.dumps(r) + "\n" for r in rows))
+
+    target = tmp_path / "t" / "memory.db"
+    report = import_archive(target, archive,
+                            exclusions=Exclusions(["cli", spotter_cwd]))
+    conn = apsw.Connection(str(target))
+    projects = {p for (p,) in conn.execute("SELECT DISTINCT project FROM chunks")}
+    cli_sessions = conn.execute("SELECT count(*) FROM sessions WHERE project = 'cli'").fetchone()
+    left = conn.execute("SELECT count(*) FROM chunks WHERE session_id = ?", (spotter,)).fetchone()
+    memories = {m for (m,) in conn.execute("SELECT id FROM memories")}
+    cli_memories = conn.execute("SELECT count(*) FROM memories WHERE project = 'cli'").fetchone()
+    conn.close()
+    assert "cli" not in projects and cli_sessions == (0,) and left == (0,)
+    assert {"spotter", "napoli-matcha"} <= projects
+    assert "mem_keep" in memories and not memories & {"mem_cli", "mem_spot"}
+    assert cli_memories == (0,)
+    exported = {r["row"]["project"] for r in rows if r.get("table") == "sessions"}
+    assert report.kept_out["[ingest] exclude 'cli'"] == sum(
+        1 for r in rows if r.get("table") == "sessions" and r["row"]["project"] == "cli")
+    assert report.kept_out[f"[ingest] exclude {spotter_cwd!r}"] >= 1
+    assert "Not imported: " in report.text and "kept out of memory ([ingest] exclude 'cli')" \
+        in report.text
+    assert "cli" in exported  # the archive held it: the exclusion is what left it out
+    assert report.tables["edges"].skipped > 0  # edges of the left-out chunks, counted as such
+
+
+def test_cli_import_honours_the_config_exclusions(shared_db: Path, tmp_path: Path):
+    archive = tmp_path / "all.jsonl"
+    with open_store(shared_db, readonly=True) as store:
+        export(store, archive, project="napoli-matcha")
+    home = tmp_path / "home"
+    (home / ".causantic").mkdir(parents=True)
+    (home / ".causantic" / "config.toml").write_text('[ingest]\nexclude = ["napoli-*"]\n')
+    db = tmp_path / "t" / "memory.db"
+    proc = subprocess.run([PYTHON, "-m", "causantic", "--db", str(db), "import", str(archive)],
+                          capture_output=True, text=True, cwd=REPO, timeout=60,
+                          env={"HOME": str(home), "PATH": "/usr/bin:/bin"})
+    assert proc.returncode == 0, proc.stderr
+    assert "+0 chunks" in proc.stdout
+    assert "kept out of memory ([ingest] exclude 'napoli-*')" in proc.stdout

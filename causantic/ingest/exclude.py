@@ -11,6 +11,9 @@ folder above either, holds a file named `.nocausantic`, or when it matches a pat
 - a pattern without one is a glob on the project's name as `causantic list-projects` shows
   it: ``scratch``, ``tmp-*``.
 
+Imports (`causantic.transfer`) ask per session, from the folder and project name its stored
+row gives (`Exclusions.session_reason`).
+
 Hooks ask on every event, so this is standard library only and costs a few ``stat`` calls;
 ingest (and doctor) ask once per transcript file, from the first working directory the file
 names (`head_cwd`).
@@ -64,12 +67,21 @@ class Exclusions:
         for pattern, regex in self._paths:
             if any(regex.fullmatch(folder) for folder in folders):
                 return f"[ingest] exclude {pattern!r}"
+        return self._name_reason(project.name)
+
+    def session_reason(self, cwd: str | None, project: str | None) -> str | None:
+        """`reason` for a session known from a stored row rather than a transcript (an
+        import): its folder when the row names one, and its project's name as the row
+        stores it, since the folder may not exist on this machine."""
+        return self.reason(cwd) or (self._name_reason(project) if project else None)
+
+    def _name_reason(self, name: str) -> str | None:
         if self._names:
             # deferred: hook fast path: only with name patterns
             from fnmatch import fnmatchcase
 
             for pattern in self._names:
-                if fnmatchcase(project.name, pattern):
+                if fnmatchcase(name, pattern):
                     return f"[ingest] exclude {pattern!r}"
         return None
 

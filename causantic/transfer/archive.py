@@ -23,7 +23,8 @@ older reader would misread the file; a reader refuses a newer version with one l
 
 Import merges in one transaction: existing rows win, rows already present are counted, a
 chunk the target has forgotten stays forgotten, and an archive cut short (no `end` line)
-imports nothing. `--dry-run` runs the same merge and rolls it back.
+imports nothing. `--dry-run` runs the same merge and rolls it back. Work kept out of memory
+on this machine (`[ingest] exclude`, `.nocausantic`) is left out, as ingest leaves it out.
 """
 
 from __future__ import annotations
@@ -42,12 +43,14 @@ from pathlib import Path
 from typing import IO
 
 from causantic.errors import CausanticError, UsageError
+from causantic.ingest.exclude import Exclusions
 from causantic.memory.scope import memory_project
 from causantic.store import transfer as sql
 from causantic.store.db import Store, open_store
 from causantic.store.schema import schema_version
 from causantic.store.sql import table_names
 from causantic.timestamps import parse_when
+from causantic.transfer.foreign import kept_out_lines
 
 FORMAT = "causantic-export"
 VERSION = 1
@@ -189,11 +192,13 @@ class ImportReport:
     path: str
     dry_run: bool
     tables: dict[str, sql.Merge] = field(default_factory=dict)
+    kept_out: dict[str, int] = field(default_factory=dict)  # why -> sessions not imported
     notes: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, object]:
         return {"path": self.path, "dry_run": self.dry_run,
-                "tables": {k: v.as_dict() for k, v in self.tables.items()}, "notes": self.notes}
+                "tables": {k: v.as_dict() for k, v in self.tables.items()},
+                "kept_out": self.kept_out, "notes": self.notes}
 
     @property
     def text(self) -> str:
@@ -205,6 +210,7 @@ class ImportReport:
             extra += [f"{m.skipped} skipped"] if m.skipped else []
             parts.append(part + (f" ({', '.join(extra)})" if extra else ""))
         lines = [f"{verb} from {self.path}: {', '.join(parts) or 'nothing'}."]
+        lines += kept_out_lines(self.kept_out)
         lines += self.notes
         if self.dry_run:
             lines.append("(dry run: nothing was written)")
@@ -215,8 +221,13 @@ class _Rollback(Exception):
     pass
 
 
-def import_archive(db_path: Path, path: Path, *, dry_run: bool = False) -> ImportReport:
+def import_archive(db_path: Path, path: Path, *, dry_run: bool = False,
+                   exclusions: Exclusions | None = None) -> ImportReport:
     """Merge an export into the database at `db_path` (created if missing, unless dry run).
+
+    Sessions `exclusions` keeps out of memory (`[ingest] exclude`, `.nocausantic`) are not
+    imported: their chunks, session state and the memories observed in them, and every
+    memory of a project all of whose exported sessions are kept out (`_KeptOut`).
 
     Raises
     ------
@@ -235,7 +246,7 @@ def import_archive(db_path: Path, path: Path, *, dry_run: bool = False) -> Impor
         lines = stack.enter_context(_reader(path))
         try:
             with store.conn:
-                _merge(store, path, lines, report)
+                _merge(store, path, lines, report, _KeptOut(exclusions or Exclusions(), report))
                 if dry_run:
                     raise _Rollback
         except _Rollback:
@@ -273,7 +284,8 @@ def _check_header(path: Path, header: dict) -> None:
                          f"causantic reads ({VERSION}); upgrade causantic to import it")
 
 
-def _merge(store: Store, path: Path, lines: Iterator[tuple[int, dict]], report: ImportReport) -> None:
+def _merge(store: Store, path: Path, lines: Iterator[tuple[int, dict]], report: ImportReport,
+           kept_out: _KeptOut) -> None:
     conn = store.conn
     first = next(lines, None)
     if first is None:
@@ -309,6 +321,8 @@ def _merge(store: Store, path: Path, lines: Iterator[tuple[int, dict]], report: 
             merger = mergers[name] = sql.Merger(conn, table)
             report.tables[name] = merger.result
         decoded = _decode(row)
+        if kept_out.drops(name, decoded):
+            continue
         if name == "topics" and _clashes(conn, decoded):
             topics_clash = True
             continue
@@ -332,6 +346,46 @@ def _clashes(conn, row: dict) -> bool:
     """A topic id the target already uses for a different topic."""
     found = sql.topic_name(conn, row.get("id"))
     return found is not None and found != row.get("name")
+
+
+class _KeptOut:
+    """Which exported rows belong to work kept out of memory here.
+
+    Sessions come first in an export, so each is judged (by its folder, then its project's
+    name) before its chunks arrive. A row left out is not counted as skipped: edges, topic
+    members and vectors of its chunks are, as rows whose chunk is missing."""
+
+    _BY_SESSION = {"chunks": "session_id", "session_state": "session_id",
+                   "memories": "session_id"}
+
+    def __init__(self, exclusions: Exclusions, report: ImportReport) -> None:
+        self.exclusions = exclusions
+        self.report = report
+        self.sessions: set[str] = set()
+        self.projects: dict[str, bool] = {}  # project -> every session so far kept out
+
+    def drops(self, table: str, row: dict) -> bool:
+        """Whether to leave this row out (a sessions row is judged and remembered)."""
+        if table == "sessions":
+            return self._judge(row)
+        if table in self._BY_SESSION and row.get(self._BY_SESSION[table]) in self.sessions:
+            return True
+        if table == "memories" and row.get("project"):
+            project = str(row["project"])
+            return (self.projects.get(project, False)
+                    or self.exclusions.session_reason(None, project) is not None)
+        return False
+
+    def _judge(self, row: dict) -> bool:
+        project = str(row.get("project") or "")
+        why = self.exclusions.session_reason(
+            str(row.get("cwd") or row.get("project_path") or ""), project)
+        self.projects[project] = self.projects.get(project, True) and why is not None
+        if why is None:
+            return False
+        self.sessions.add(str(row.get("id")))
+        self.report.kept_out[why] = self.report.kept_out.get(why, 0) + 1
+        return True
 
 
 class _VectorWriter:

@@ -30,6 +30,7 @@ from typing import Any
 
 from causantic.config import Settings
 from causantic.errors import UsageError
+from causantic.ingest.exclude import Exclusions
 from causantic.store.db import open_store
 from causantic.store.foreign_db import open_readonly, table_rows
 from causantic.store.sql import table_names
@@ -63,7 +64,8 @@ def import_database(settings: Settings, path: Path, *, dry_run: bool = False) ->
         if dry_run and not db.exists():
             db = Path(stack.enter_context(tempfile.TemporaryDirectory())) / "memory.db"
         store = stack.enter_context(open_store(db))
-        write(store, sessions, records, make_redact(settings), report)
+        write(store, sessions, records, make_redact(settings), report,
+              Exclusions(settings.ingest.exclude))
     return report
 
 

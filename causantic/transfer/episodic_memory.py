@@ -13,6 +13,8 @@ has since deleted (after `cleanupPeriodDays`), which is exactly what is worth ca
   Chunks first read from the archive get `meta.source = "episodic-memory"`.
 - Each summary becomes a `summary` chunk in session `episodic-memory:<session>`, with the
   project and end time of the session it summarises.
+- Sessions kept out of memory (`[ingest] exclude`, `.nocausantic`) are not imported, nor
+  their summaries.
 - The episodic-memory index (`conversation-index/db.sqlite`) is derived from the archive and
   is not read.
 
@@ -27,6 +29,7 @@ from pathlib import Path
 
 from causantic.config import Settings
 from causantic.errors import UsageError
+from causantic.ingest.exclude import Exclusions, file_cwd
 from causantic.store import transfer as sql
 from causantic.store.db import open_store
 from causantic.store.sessions import get_session
@@ -37,6 +40,7 @@ from causantic.transfer.foreign import (
     iso_from_epoch,
     write,
 )
+from causantic.wording import plural
 
 SOURCE = "episodic-memory"
 _SUMMARY = re.compile(r"([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})"
@@ -84,6 +88,8 @@ def _import(settings: Settings, archive: Path, transcripts: list[Path], summarie
         report.redactions += ingested.redactions
         report.sessions += len(ingested.sessions)
         report.notes += [f"warning: {p}" for p in ingested.problems]
+        report.notes += [f"Not imported: {plural(n, 'transcript file')} kept out of memory "
+                         f"({why})." for why, n in ingested.kept_out.items()]
     with open_store(settings.db_path) as store:
         with store.conn:
             sql.mark_source(store.conn, str(archive.resolve()), SOURCE)
@@ -97,11 +103,14 @@ def _import(settings: Settings, archive: Path, transcripts: list[Path], summarie
             when = (known.end_time if known and known.end_time
                     else iso_from_epoch(path.stat().st_mtime))
             sid = f"{SOURCE}:{session_id}"
+            # A session kept out of memory was not ingested: its folder is then read from
+            # the transcript beside the summary, so the summary is kept out too.
             sessions.append(ForeignSession(
                 sid, known.project if known else path.parent.name,
                 title=f"episodic-memory summary of {session_id[:8]}",
-                cwd=known.cwd if known else None))
+                cwd=known.cwd if known else file_cwd(path.with_name(f"{session_id}.jsonl"))))
             records.append(ForeignRecord(SOURCE, "summary", session_id, sid, str(when),
                                          f"[Summary from episodic-memory]\n{text}",
                                          kind="summary", meta={"summarises": session_id}))
-        write(store, sessions, records, make_redact(settings), report)
+        write(store, sessions, records, make_redact(settings), report,
+              Exclusions(settings.ingest.exclude))

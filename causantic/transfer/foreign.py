@@ -9,6 +9,9 @@ sessions and `next` edges, in one transaction:
 - A record keeps its original time and project; its chunk's `meta` says where it came from
   (`source`, `source_table`, `source_id`).
 - Text is redacted like everything else before it is stored.
+- A session kept out of memory (`[ingest] exclude`, `.nocausantic`: `causantic.ingest.exclude`)
+  is not imported: judged by its folder when the other tool recorded one, else by its
+  project's name.
 - The chunk id hashes the source, table, row key and (redacted) text, so importing the same
   store again adds nothing, and a record edited in the other tool comes in as a new chunk.
 - Records of a session are ordered by time (`offset` = milliseconds since the epoch) and
@@ -24,12 +27,14 @@ from datetime import UTC, datetime
 from typing import Any
 
 from causantic.ingest.chunking import Chunk, Redact
+from causantic.ingest.exclude import Exclusions
 from causantic.ingest.linking import link_session
 from causantic.store.chunks import forgotten_keys, insert_chunks
 from causantic.store.db import Store
 from causantic.store.sessions import SessionRow, upsert_session
 from causantic.timestamps import iso_utc, parse_iso
 from causantic.tokens import approx_tokens
+from causantic.wording import plural
 
 
 @dataclass(frozen=True)
@@ -70,13 +75,14 @@ class ForeignReport:
     chunks_present: int = 0
     edges_added: int = 0
     redactions: int = 0
+    kept_out: dict[str, int] = field(default_factory=dict)  # why -> sessions not imported
     notes: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, object]:
         return {"source": self.source, "path": self.path, "dry_run": self.dry_run,
                 "read": self.read, "sessions": self.sessions, "chunks_added": self.chunks_added,
                 "chunks_present": self.chunks_present, "edges_added": self.edges_added,
-                "redactions": self.redactions, "notes": self.notes}
+                "redactions": self.redactions, "kept_out": self.kept_out, "notes": self.notes}
 
     @property
     def text(self) -> str:
@@ -86,10 +92,17 @@ class ForeignReport:
                  f"+{self.chunks_added} chunks ({self.chunks_present} already present) in "
                  f"{self.sessions} sessions, +{self.edges_added} edges, "
                  f"{self.redactions} secrets redacted."]
+        lines += kept_out_lines(self.kept_out)
         lines += self.notes
         if self.dry_run:
             lines.append("(dry run: nothing was written)")
         return "\n".join(lines)
+
+
+def kept_out_lines(kept_out: dict[str, int]) -> list[str]:
+    """One line per reason sessions were left out of an import."""
+    return [f"Not imported: {plural(n, 'session')} kept out of memory ({why})."
+            for why, n in kept_out.items()]
 
 
 def iso_from_epoch(value: object, fallback: object = None) -> str | None:
@@ -134,10 +147,14 @@ class _Rollback(Exception):
 
 
 def write(store: Store, sessions: Iterable[ForeignSession], records: Iterable[ForeignRecord],
-          redact: Redact, report: ForeignReport) -> None:
+          redact: Redact, report: ForeignReport, exclusions: Exclusions | None = None) -> None:
     """Store the records (sessions first, then chunks, then `next` edges) in one transaction;
-    with `report.dry_run`, do the same and roll it back."""
+    with `report.dry_run`, do the same and roll it back. Records of sessions `exclusions`
+    keeps out are dropped before anything is redacted or stored (counted in
+    `report.kept_out`)."""
     by_id = {s.id: s for s in sessions}
+    if exclusions is not None:
+        records = _not_kept_out(records, by_id, exclusions, report)
     chunks = to_chunks(records, redact)
     spans: dict[str, tuple[str, str]] = {}
     for c in chunks:
@@ -167,3 +184,20 @@ def write(store: Store, sessions: Iterable[ForeignSession], records: Iterable[Fo
                 raise _Rollback
     except _Rollback:
         pass
+
+
+def _not_kept_out(records: Iterable[ForeignRecord], sessions: dict[str, ForeignSession],
+                  exclusions: Exclusions, report: ForeignReport) -> list[ForeignRecord]:
+    """The records whose session is not kept out of memory (a session the other tool did
+    not describe is judged as project "unknown")."""
+    why: dict[str, str | None] = {}
+    kept: list[ForeignRecord] = []
+    for r in records:
+        if r.session_id not in why:
+            s = sessions.get(r.session_id) or ForeignSession(r.session_id, "unknown")
+            reason = why[r.session_id] = exclusions.session_reason(s.cwd, s.project)
+            if reason:
+                report.kept_out[reason] = report.kept_out.get(reason, 0) + 1
+        if not why[r.session_id]:
+            kept.append(r)
+    return kept
