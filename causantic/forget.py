@@ -167,6 +167,12 @@ def _full_session_id(conn: apsw.Connection, prefix: str, project: str | None) ->
     """The stored session whose id is or starts with ``prefix`` (listings show 8 characters)."""
     found = session_store.resolve_prefix(conn, prefix, project)
     if found is None:
+        # deferred: only on this error path
+        from causantic.retrieval.scope import hidden_session_note
+
+        hidden = hidden_session_note(conn, prefix)
+        if hidden:
+            raise UsageError(f"forget: {hidden}")
         where = f" of project {project!r}" if project else ""
         raise UsageError(f"forget: no session{where} starts with {prefix!r}; "
                          "`causantic list-sessions` shows them")

@@ -108,10 +108,15 @@ async def test_no_tool_shows_another_worktrees_work(worktrees: dict) -> None:
             err, text = await call(session, tool, **args)
             _unseen(text)
             seen.append(text)
-        err, text = await call(session, "reconstruct", session_id=CART[:8])
-        assert text.startswith(f'No session starting with "{CART[:8]}" in project "shopfront"')
+        # A hidden session named by id: said so, not "no such session" (the shell lists it).
+        for args in ({"session_id": CART[:8]}, {"session_id": CART[:8], "project": "shopfront"}):
+            err, text = await call(session, "reconstruct", **args)
+            assert f'Session "{CART[:8]}" is work of another worktree' in text, text
+            _unseen(text.replace(CART[:8], ""))
         err, text = await call(session, "forget", session_id=CART)
-        assert err and "no session of project 'shopfront' starts with" in text
+        assert err and f'Session "{CART}" is work of another worktree' in text, text
+        err, text = await call(session, "reconstruct", session_id="c9999999")
+        assert "No session starting with" in text or "no session starting with" in text, text
         err, text = await call(session, "feedback", memory_id="mem_c0ffee", helpful=True)
         assert err and "own worktree" in text
         assert any(LOGIN[:8] in t for t in seen) and any(MAIN[:8] in t for t in seen)

@@ -192,7 +192,7 @@ def briefing(
     if session:
         sel = _Selection(project, session=_resolve_session(conn, project, session))
         if sel.session is None:
-            return render.cap(_unknown_session(project, session), cap)
+            return render.cap(_unknown_session(conn, project, session), cap)
     if sel.session:
         return _briefing(conn, project, sel.session, cap, sel)[0]
     sid, newer = _resumed_session(conn, sel, exclude_session, checkout)
@@ -238,7 +238,7 @@ def _select(
         words.append(f"session {session[:8]}")
         if sid is None:
             return _Selection(project, None, since, until, ", ".join(words),
-                              _unknown_session(project, session))
+                              _unknown_session(conn, project, session))
     if previous_session:
         sid_prev = _previous_session(conn, project, current_session or sid)
         words.append("previous session")
@@ -269,13 +269,23 @@ def _project_of_session(conn: apsw.Connection, prefix: str | None) -> str:
     sid = resolve_prefix(conn, prefix)
     project = chunk_project(conn, sid) if sid else None
     if project is None:
+        elsewhere = _hidden_note(conn, prefix.strip())
+        if elsewhere:
+            raise UsageError(elsewhere)
         raise UsageError(f'no session starting with "{prefix.strip()}" in memory; '
                          "`causantic list-sessions --project NAME` lists a project's sessions")
     return project
 
 
-def _unknown_session(project: str, prefix: str) -> str:
-    return (
+def _hidden_note(conn: apsw.Connection, prefix: str) -> str | None:
+    # deferred: only on this error path
+    from causantic.retrieval.scope import hidden_session_note
+
+    return hidden_session_note(conn, prefix)
+
+
+def _unknown_session(conn: apsw.Connection, project: str, prefix: str) -> str:
+    return _hidden_note(conn, prefix) or (
         f'No session starting with "{prefix}" in project "{project}"; '
         f"`causantic list-sessions --project {project}` lists them."
     )
@@ -453,7 +463,7 @@ def _briefing(
 ) -> tuple[str, list[Hit]]:
     state = load_state(conn, sid)
     if state is None:
-        return render.cap(_unknown_session(project, sid[:8]), limit), []
+        return render.cap(_unknown_session(conn, project, sid[:8]), limit), []
     sections = _state_sections(conn, state, project)
     if newer:
         sections.insert(1, (2, _newer_elsewhere(conn, project, newer)))

@@ -28,7 +28,12 @@ import apsw
 from causantic.errors import UsageError
 from causantic.retrieval.projects import project_at, resolve_project
 from causantic.store.projects import has_chunks
-from causantic.store.visibility import hidden_sessions, hide_sessions, linked_worktree_sessions
+from causantic.store.visibility import (
+    hidden_sessions,
+    hide_sessions,
+    is_hidden,
+    linked_worktree_sessions,
+)
 from causantic.transcripts.project import checkout_for_cwd, project_for_cwd
 
 
@@ -46,6 +51,16 @@ def narrow_to_worktree(conn: apsw.Connection, project: str, cwd: str) -> list[st
     hidden = other_worktrees(conn, project, cwd)
     hide_sessions(conn, hidden)
     return hidden
+
+
+def hidden_session_note(conn: apsw.Connection, prefix: str) -> str | None:
+    """Why a session named by id is not found, when it is another worktree's work that
+    `narrow_to_worktree` left out of this connection (None otherwise): the shell's
+    `list-sessions` does list it, so "no such session" would send the reader looking."""
+    if not prefix or not is_hidden(conn, prefix):
+        return None
+    return (f'Session "{prefix}" is work of another worktree, which this session does not see '
+            '([memory] scope = "worktree": its own worktree and the main checkout only).')
 
 
 class OwnProject:

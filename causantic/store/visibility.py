@@ -71,6 +71,16 @@ def hidden_sessions(conn: apsw.Connection) -> list[str]:
         return []
 
 
+def is_hidden(conn: apsw.Connection, prefix: str) -> bool:
+    """Whether a session `hide_sessions` left out of this connection has an id starting with
+    `prefix`."""
+    try:
+        return conn.execute("SELECT 1 FROM temp.hidden_sessions WHERE id >= ? AND id < ?"
+                            " || char(1114111) LIMIT 1", (prefix, prefix)).fetchone() is not None
+    except apsw.SQLError:  # never narrowed: no such table
+        return False
+
+
 def linked_worktree_sessions(conn: apsw.Connection, project: str) -> dict[str, list[str]]:
     """The project's sessions worked in a linked worktree, by that worktree's folder: those
     whose checkout is known and is not the folder the project is named from (its main
