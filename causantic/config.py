@@ -106,6 +106,9 @@ KEYS: tuple[Key, ...] = (
         "(see Privacy)"),
     Key("ingest", "exclude", "globs", (), "folders (absolute or ~/ globs) and project names "
         "kept out of memory, like a `.nocausantic` file (see Privacy)"),
+    Key("ingest", "readers", "int", 0, "processes that read transcripts while a large ingest "
+        "writes (0: one per core, up to 4; 1: the ingest process alone; Linux only)", low=0,
+        on_bad="bound"),
     Key("search", "max_tokens", "int", ANSWER_TOKENS, "default answer budget in tokens",
         low=1, on_bad="bound"),
     Key("search", "cluster_expansion", "bool", False, "add topic siblings of the best hits "
@@ -228,9 +231,10 @@ class HookSettings(Section):
 class IngestSettings(Section):
     """`[ingest]` (patterns with ``~`` expanded by `load_settings`)."""
 
-    __slots__ = ("exclude",)
+    __slots__ = ("exclude", "readers")
     SECTION = "ingest"
     exclude: tuple[str, ...]
+    readers: int
 
 
 class RedactionSettings(Section):
@@ -407,15 +411,16 @@ def load_settings(
 
 def _ingest_settings(cfg: Mapping[str, Any], user_home: Path) -> IngestSettings:
     """`[ingest]` with ``~`` expanded in its path patterns, which must be absolute."""
+    given = IngestSettings.from_config(cfg)
     exclude = []
-    for pattern in IngestSettings.from_config(cfg).exclude:
+    for pattern in given.exclude:
         if pattern == "~" or pattern.startswith("~/"):
             pattern = str(user_home) + pattern[1:]
         if "/" in pattern and not pattern.startswith("/"):
             raise UsageError(f"config: ingest.exclude {pattern!r} must be an absolute path "
                              "(or start with ~/), or a project name without a /")
         exclude.append(pattern)
-    return IngestSettings(exclude=tuple(exclude))
+    return IngestSettings(exclude=tuple(exclude), readers=given.readers)
 
 
 def with_overrides(settings: Settings, **changes: Any) -> Settings:

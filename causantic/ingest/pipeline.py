@@ -28,6 +28,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 
 import apsw
@@ -37,6 +38,7 @@ from causantic.errors import DatabaseBusy, UsageError
 from causantic.ingest.chunking import DEFAULT_MAX_TOKENS, Chunk, Redact, chunk_turn
 from causantic.ingest.exclude import Exclusions, head_cwd
 from causantic.ingest.linking import link_project_continuations, link_session
+from causantic.ingest.readers import Outcome, read_all, read_one, reader_count
 from causantic.ingest.scrub import scrub_parsed
 from causantic.lessons.episodes import refresh as refresh_lessons
 from causantic.store import files as file_table
@@ -70,6 +72,7 @@ class IngestReport:
     redactions: int = 0
     problems: list[str] = field(default_factory=list)
     seconds: float = 0.0
+    readers: int = 1  # processes that read files (`causantic.ingest.readers`)
 
     @property
     def files_excluded(self) -> int:
@@ -91,6 +94,7 @@ class IngestReport:
             "redactions": self.redactions,
             "problems": self.problems,
             "seconds": round(self.seconds, 3),
+            "readers": self.readers,
         }
 
 
@@ -103,6 +107,7 @@ def ingest_paths(
     on_file: Callable[[TranscriptFile, IngestReport], None] | None = None,
     check_integrity: bool = True,
     exclusions: Exclusions | None = None,
+    readers: int | None = None,
 ) -> IngestReport:
     """Ingest every transcript under `paths` (files or folders) into the store.
 
@@ -111,7 +116,8 @@ def ingest_paths(
     quick_check`) before the first write, so nothing is written into a damaged file.
     A file whose session works in a folder kept out of memory (`exclusions`, default: the
     `.nocausantic` marker files alone) stores nothing, not even a checkpoint, so it is read
-    in full once it is no longer kept out.
+    in full once it is no longer kept out. `readers`: how many processes read files
+    (`causantic.ingest.readers`; None: as many as it finds worth it, 1: this one alone).
 
     Raises
     ------
@@ -128,17 +134,28 @@ def ingest_paths(
     batch: list[_Read] = []
     batch_bytes = 0
     checked = not check_integrity
-    for tf in _with_sub_agents_after_parents(found):
-        # Cut only before a main session, so a session's sub-agent files share its batch
-        # (its links and state are then computed once).
-        if batch_bytes >= _BATCH_BYTES and tf.kind == "session":
-            checked = checked or _check(store)
-            _commit(store, batch, redact, report, max_tokens, on_file)
-            batch, batch_bytes = [], 0
-        item = _read_or_report(store, tf, redact, report, max_tokens, on_file, exclusions)
-        if item is not None:
-            batch.append(item)
-            batch_bytes += item.bytes_read
+    jobs = [(tf, _plan_or_report(store, tf, report, on_file))
+            for tf in _with_sub_agents_after_parents(found)]
+    todo = [job for _, job in jobs if job is not None]
+    read = partial(read_file, redact=redact, max_tokens=max_tokens, exclusions=exclusions)
+    report.readers = reader_count(len(todo), sum(j.to_read for j in todo), readers)
+    loaded = read_all(todo, read, report.readers)
+    try:
+        for tf, job in jobs:
+            # Cut only before a main session, so a session's sub-agent files share its
+            # batch (its links and state are then computed once).
+            if batch_bytes >= _BATCH_BYTES and tf.kind == "session":
+                checked = checked or _check(store)
+                _commit(store, batch, redact, report, max_tokens, on_file)
+                batch, batch_bytes = [], 0
+            if job is None:
+                continue
+            item = _report_read(job, next(loaded), report, on_file)
+            if item is not None:
+                batch.append(item)
+                batch_bytes += item.bytes_read
+    finally:
+        loaded.close()  # stops the reader processes, if any, on an error or Ctrl-C
     if batch and not checked:
         _check(store)
     _commit(store, batch, redact, report, max_tokens, on_file)
@@ -171,6 +188,23 @@ def _with_sub_agents_after_parents(found: list[TranscriptFile]) -> list[Transcri
     return out + rest
 
 
+@dataclass(frozen=True)
+class ReadJob:
+    """A file to read, with what the store knows of it (`_plan`): all `read_file` needs."""
+
+    tf: TranscriptFile
+    path: str
+    st: os.stat_result
+    checkpoint: file_table.Checkpoint | None
+    attempt: int
+
+    @property
+    def to_read(self) -> int:
+        """Bytes past what was read before, about (a rewritten file is read whole)."""
+        done = self.checkpoint.complete_offset if self.checkpoint is not None else 0
+        return self.st.st_size - min(done, self.st.st_size)
+
+
 @dataclass
 class _Read:
     """One file read and chunked, waiting to be written."""
@@ -191,6 +225,37 @@ class _Read:
         return self.st.st_size - self.start
 
 
+def _plan_or_report(
+    store: Store, tf: TranscriptFile, report: IngestReport,
+    on_file: Callable[[TranscriptFile, IngestReport], None] | None, attempt: int = 0,
+) -> ReadJob | None:
+    """`_plan`, with a failure or an unchanged file reported (and `on_file` told) here."""
+    try:
+        job = _plan(store, tf, report, attempt)
+    except (OSError, ValueError) as exc:
+        report.problems.append(f"{tf.path}: {exc}")
+        job = None
+    if job is None and on_file is not None:
+        on_file(tf, report)
+    return job
+
+
+def _report_read(
+    job: ReadJob, outcome: Outcome, report: IngestReport,
+    on_file: Callable[[TranscriptFile, IngestReport], None] | None,
+) -> _Read | None:
+    """What reading a job gave: the file read, or a failure or a file kept out reported
+    (and `on_file` told) here."""
+    item, kept_out, error = outcome
+    if error is not None:
+        report.problems.append(f"{job.tf.path}: {error}")
+    if kept_out:
+        report.kept_out[kept_out] = report.kept_out.get(kept_out, 0) + 1
+    if item is None and on_file is not None:
+        on_file(job.tf, report)
+    return item
+
+
 def _read_or_report(
     store: Store,
     tf: TranscriptFile,
@@ -201,28 +266,17 @@ def _read_or_report(
     exclusions: Exclusions | None,
     attempt: int = 0,
 ) -> _Read | None:
-    """`_read`, with a failure or an unchanged file reported (and `on_file` told) here."""
-    try:
-        item = _read(store, tf, redact, report, max_tokens, exclusions, attempt)
-    except (OSError, ValueError) as exc:
-        report.problems.append(f"{tf.path}: {exc}")
-        item = None
-    if item is None and on_file is not None:
-        on_file(tf, report)
-    return item
+    """One file planned and read here, in this process, everything reported."""
+    job = _plan_or_report(store, tf, report, on_file, attempt)
+    if job is None:
+        return None
+    read = partial(read_file, redact=redact, max_tokens=max_tokens, exclusions=exclusions)
+    return _report_read(job, read_one(read, job), report, on_file)
 
 
-def _read(
-    store: Store,
-    tf: TranscriptFile,
-    redact: Redact,
-    report: IngestReport,
-    max_tokens: int,
-    exclusions: Exclusions | None,
-    attempt: int,
-) -> _Read | None:
-    """Read a file from its checkpoint and chunk it; None if there is nothing to do (or it
-    is kept out by ``exclusions``; None: not checked)."""
+def _plan(store: Store, tf: TranscriptFile, report: IngestReport, attempt: int) -> ReadJob | None:
+    """What reading a file needs from the store (its checkpoint); None if there is nothing
+    to do (unchanged, gone, not a regular file)."""
     conn = store.conn
     path = str(tf.path.resolve())
     try:
@@ -242,12 +296,23 @@ def _read(
     ):
         report.files_unchanged += 1
         return None
+    return ReadJob(tf, path, st, checkpoint, attempt)
+
+
+def read_file(
+    job: ReadJob, redact: Redact, max_tokens: int, exclusions: Exclusions | None,
+) -> tuple[_Read | None, str | None]:
+    """Read a file from its checkpoint and chunk it, touching no database (so it may run in
+    another process): the read, or None and why the file is kept out (by ``exclusions``;
+    None: not checked)."""
+    tf, path, st, checkpoint = job.tf, job.path, job.st, job.checkpoint
     with open(path, "rb") as f:
         data = _map(f, st.st_size)
         try:
             cwd = head_cwd(data) if exclusions is not None else ""
-            if cwd and _kept_out(exclusions, cwd, report):
-                return None
+            why = exclusions.reason(cwd) if exclusions is not None and cwd else None
+            if why:
+                return None, why
             head = hashlib.sha1(data[:_HEAD_BYTES]).hexdigest()
             start, state, counted = 0, {}, 0
             if (
@@ -263,8 +328,9 @@ def _read(
                 data.close()
     if exclusions is not None and not cwd:  # no cwd near the start: the one parsing found
         cwd = next((c for i in parsed.sessions.values() for c in (i.cwd, i.agent_cwd) if c), "")
-        if _kept_out(exclusions, cwd, report):
-            return None
+        why = exclusions.reason(cwd)
+        if why:
+            return None, why
     warmup = tf.kind == "subagent" and is_warmup(parsed)
     chunks: list[Chunk] = []
     if not warmup:  # a warm-up file stores nothing but its checkpoint
@@ -274,16 +340,8 @@ def _read(
         for turn in parsed.turns:
             chunks += chunk_turn(turn, redact, max_tokens, fallback_time=undated)
     parsed.turns = []  # the tool outputs they hold are no longer needed
-    return _Read(tf, path, st, head, start, checkpoint, parsed, chunks, warmup, attempt)
-
-
-def _kept_out(exclusions: Exclusions | None, cwd: str, report: IngestReport) -> bool:
-    """Whether the file of a session working in ``cwd`` is kept out (and counted so)."""
-    why = exclusions.reason(cwd) if exclusions is not None else None
-    if not why:
-        return False
-    report.kept_out[why] = report.kept_out.get(why, 0) + 1
-    return True
+    return _Read(tf, path, st, head, start, checkpoint, parsed, chunks, warmup,
+                 job.attempt), None
 
 
 def _map(f, size: int) -> bytes | mmap.mmap:

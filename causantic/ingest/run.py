@@ -64,7 +64,8 @@ def run_ingest(settings: Settings, paths: list[Path], progress: bool = False) ->
     try:
         with open_store(settings.db_path) as store:
             report = ingest_paths(store, paths, redact, on_file=on_file, check_integrity=check,
-                                  exclusions=Exclusions(settings.ingest.exclude))
+                                  exclusions=Exclusions(settings.ingest.exclude),
+                                  readers=settings.ingest.readers or None)
             _observe(store, settings, redact, report)
         if check and report.files_read:
             _mark_checked(settings)
