@@ -114,6 +114,7 @@ def _in_readers(jobs: Sequence[J], read: Callable[[J], tuple[R | None, str | Non
 def _can_fork() -> bool:
     """Fork is the platform's way (Linux) and safe here: no other thread of ours runs, and
     no ONNX Runtime (whose thread pools a fork would copy half-way) is loaded."""
+    # deferred: asked once a run, only when there is enough to read
     import threading
 
     return (sys.platform.startswith("linux") and threading.active_count() == 1
@@ -124,6 +125,7 @@ def _start_reader(read: Callable[[Any], tuple[Any, str | None]], parent: int) ->
     """In each reader: keep the read function (inherited, not pickled), leave Ctrl-C to the
     ingest process (one key press must not print a traceback per reader), and die with it:
     a reader outliving a killed ingest would wait on its queue forever."""
+    # deferred: only reader processes need them
     import ctypes
     import signal
 
