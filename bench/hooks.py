@@ -16,6 +16,8 @@ resumes the worktree's session and names the newer one. Rows:
   causantic``, samples alternated): the same store with the project's sessions spread over
   the main checkout and two linked worktrees on disk, newest in the other worktree, so under
   "worktree" the briefing's connection is narrowed first; the two rows compare the scope.
+- ``pre-tool-use`` on an Agent call and ``subagent-start`` (``[hooks] subagent_recall``):
+  what starting a sub-agent waits for; the task is a real prompt of the busiest project.
 - ``pre-compact`` / ``session-end``: the hook returns once it has started the detached ingest
   worker; the worker (ingest + embedding of a sample transcript) runs afterwards and is
   waited for between samples, so it does not slow the next sample down.
@@ -72,6 +74,7 @@ def run(tiny: bool = False) -> dict[str, Any]:
             samples = [_time_process(argv, payload, env) for _ in range(runs)]
             rows.append(_row(label, samples, output=chars))
         rows += _scope_rows(db, project, Path(tmp), runs)
+        rows += _subagent_rows(db, project, cwd, Path(tmp) / "subagents", runs)
         rows += _background_rows(Path(tmp), env, runs)
     for r in rows:
         r["vs original (355 ms)"] = (f"{ORIGINAL_MS / r['median_ms']:.1f}x faster"
@@ -169,6 +172,42 @@ def _spread_sessions(db: Path, project: str, checkouts: list[str],
             conn.execute("UPDATE sessions SET checkout = ?, project_path = coalesce(?,"
                          " project_path) WHERE id = ?",
                          (checkouts[i % len(checkouts)], project_path, sid))
+
+
+def _subagent_rows(db: Path, project: str, cwd: str, home: Path, runs: int
+                   ) -> list[dict[str, Any]]:
+    """pre-tool-use (an Agent call: keyword recall for its task, left in a file) and
+    subagent-start (the sub-agent takes it), with `[hooks] subagent_recall = true`, samples
+    alternated as Claude Code runs them. The task is a real prompt of the project, so the
+    recall has matches to render."""
+    import apsw
+
+    env = _private_env(home)
+    Path(env["CAUSANTIC_HOME"]).mkdir(parents=True, mode=0o700)
+    (Path(env["CAUSANTIC_HOME"]) / "config.toml").write_text("[hooks]\nsubagent_recall = true\n")
+    conn = apsw.Connection(str(db), flags=apsw.SQLITE_OPEN_READONLY)
+    try:
+        (text,) = conn.execute(
+            "SELECT text FROM chunks WHERE project = ? AND text LIKE '[User]%'"
+            " AND length(text) > 400 ORDER BY rowid LIMIT 1", (project,)).fetchone()
+    finally:
+        conn.close()
+    task = text.removeprefix("[User]").strip()[:300]
+    common = {"session_id": "bench-subagents", "prompt_id": "bench-prompt", "cwd": cwd}
+    pre = json.dumps({**common, "hook_event_name": "PreToolUse", "tool_name": "Agent",
+                      "tool_use_id": "toolu_bench", "tool_input": {"prompt": task}})
+    start = json.dumps({**common, "hook_event_name": "SubagentStart", "agent_id": "a1",
+                        "agent_type": "general-purpose"})
+    argv = [PYTHON, "-m", "causantic", "--db", str(db), "hook"]
+    _time_process(argv + ["pre-tool-use"], pre, env)  # warm-up
+    chars = _output_chars(argv + ["subagent-start"], start, env) or 0
+    samples: dict[str, list[tuple[float, float]]] = {"pre-tool-use": [], "subagent-start": []}
+    for _ in range(runs):
+        samples["pre-tool-use"].append(_time_process(argv + ["pre-tool-use"], pre, env))
+        samples["subagent-start"].append(_time_process(argv + ["subagent-start"], start, env))
+    return [_row("pre-tool-use (Agent)", samples["pre-tool-use"], command="python -m causantic"),
+            _row("subagent-start", samples["subagent-start"], command="python -m causantic",
+                 output=chars)]
 
 
 def _background_rows(tmp: Path, env: dict[str, str], runs: int) -> list[dict[str, Any]]:

@@ -122,6 +122,8 @@ KEYS: tuple[Key, ...] = (
         "are none or memory grew by a quarter since, up to this many chunks (0: never)", low=0),
     Key("hooks", "user_prompt_submit", "bool", False, "prompt recall on every prompt (run "
         "`causantic install` again after changing)"),
+    Key("hooks", "subagent_recall", "bool", False, "recall for a sub-agent's task, injected as "
+        "it starts (run `causantic install` again after changing)"),
     Key("hooks", "session_start_chars", "int", SESSION_START_CHARS, "briefing cap in "
         "characters, marker included", low=1, high=HARD_INJECTION_CAP, on_bad="bound"),
     Key("hooks", "prompt_chars", "int", PROMPT_CHARS, "prompt recall cap in characters",
@@ -218,10 +220,11 @@ class TopicSettings(Section):
 class HookSettings(Section):
     """`[hooks]`."""
 
-    __slots__ = ("user_prompt_submit", "session_start_chars", "prompt_chars",
+    __slots__ = ("user_prompt_submit", "subagent_recall", "session_start_chars", "prompt_chars",
                  "session_start_output", "prompt_min_coverage")
     SECTION = "hooks"
     user_prompt_submit: bool
+    subagent_recall: bool
     session_start_chars: int
     prompt_chars: int
     session_start_output: str

@@ -12,7 +12,8 @@ One scenario per version (module fixture), then one test per behaviour:
 - `claude mcp list` (fires a SessionEnd for a transcript that never exists);
 - A: spotter repo, "search memory for …": briefing, prompt recall, MCP search round trip;
 - B1: a new repo, "search memory for …"; its SessionEnd ingests it;
-- B2: the same repo again, delegating to a sub-agent: briefed on B1; SubagentStop ingests;
+- B2: the same repo again, delegating to a sub-agent: briefed on B1; the sub-agent starts
+  with the recall for its task (PreToolUse on Agent, SubagentStart); SubagentStop ingests;
 - F: `/compact` on B1 (resumed): PreCompact ingests; SessionStart:compact briefs B1 itself,
   not B2 (the newest other session of the repo);
 - afterwards: no causantic hook error in any debug log, no failed hook run, doctor content.
@@ -53,6 +54,9 @@ HISTORY = ("marot__spotter/short.jsonl", "marot__spotter/tool_heavy.jsonl",
 Q_A, EXPECT_A = "xterm.js tmux scrolling", "d6e0bada"
 Q_B, EXPECT_B = "mix phx.server doesnt start", "55604662"
 P_B1 = f"please search memory for {Q_B}"
+#: B2's task for its sub-agent: B1 did this, so the sub-agent's start recalls B1 (the words
+#: must carry prompt recall's 8 nats of information in a store of a few dozen chunks).
+TASK_B2 = f"check the memory search about {Q_B}"
 ALLOWED = ["--allowedTools", "mcp__causantic__search", "WaitForMcpServers", "ToolSearch",
            "Agent", "Task"]
 
@@ -218,7 +222,7 @@ def world(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFacto
     fake = _fake_api_and_history(w, root)
     try:
         (root / "home" / ".causantic" / "config.toml").write_text(
-            "[hooks]\nuser_prompt_submit = true\n")
+            "[hooks]\nuser_prompt_submit = true\nsubagent_recall = true\n")
         (root / "home" / ".claude" / "settings.json").write_text('{"cleanupPeriodDays": 90}')
         w.cli("install")
         spotter, demo = root / "work" / "spotter", root / "work" / "demo"
@@ -233,8 +237,7 @@ def world(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFacto
         b1 = w.sessions["B1"]
         w.wait("B1 in memory", lambda: b1 in w.cli("list-sessions", "--project", "demo",
                                                   check=False).stdout)
-        w.claude("B2", demo, "-p", "please delegate to a sub-agent: list what is in this folder",
-                 *ALLOWED)
+        w.claude("B2", demo, "-p", f"please delegate to a sub-agent: {TASK_B2}", *ALLOWED)
         w.claude("F", demo, "-p", "/compact", "--resume", b1)
         w.wait("the last session-end worker", lambda: w.hook_status("session-end").get(
             "session_id") == w.sessions["F"])
@@ -377,6 +380,32 @@ def test_subagent_stop_ingests_the_sub_agent(world: World):
 
     found = world.wait("the sub-agent's chunks", lambda: agents() if len(agents()) > 1 else None)
     assert "" in found and len(found) == 2, found
+
+
+def test_a_sub_agent_starts_with_the_recall_for_its_task(world: World):
+    """PreToolUse on the Agent call recalled for the task; SubagentStart put it into the
+    sub-agent's first request (not the parent's: it has its own prompt recall); and the
+    sub-agent's transcript, ingested, does not hold it as memory."""
+    from causantic.store import open_store
+
+    b1, b2 = world.sessions["B1"], world.sessions["B2"]
+    sub = [r["body"] for r in world.requests("B2")
+           if TASK_B2 in json.dumps(r["body"]) and "delegate to a sub-agent" not in
+           json.dumps(r["body"])]
+    assert sub, "no request of the sub-agent"
+    recall = marked(sub[0], RECALL)
+    assert recall is not None and f"session {b1[:8]}" in recall, json.dumps(sub[0])[:1500]
+    for event in ("pre-tool-use", "subagent-start"):
+        entry = world.hook_status(event)
+        assert entry.get("success") and entry.get("session_id") == b2, (event, entry)
+    ledger = world.cli_json("ledger", "--session", b2)
+    assert "subagent-start" in {e.get("event") for e in ledger.get("injections") or []}, ledger
+    with open_store(world.root / "home" / ".causantic" / "memory.db", readonly=True) as store:
+        echoed = store.conn.execute(
+            "SELECT count(*) FROM chunks WHERE session_id = ? AND agent_id != '' AND"
+            " (text LIKE '%causantic-memory%' OR text LIKE '%Possibly relevant memory%')",
+            (b2,)).fetchone()[0]
+    assert echoed == 0
 
 
 def test_compaction_ingests_and_briefs_the_current_session(world: World):

@@ -251,7 +251,8 @@ STDIN_VARIANTS = {
 
 
 @pytest.mark.parametrize("event", ["session-start", "user-prompt-submit", "pre-compact",
-                                   "session-end", "subagent-stop"])
+                                   "session-end", "subagent-stop", "pre-tool-use",
+                                   "subagent-start"])
 @pytest.mark.parametrize("variant", sorted(STDIN_VARIANTS))
 def test_bad_stdin_is_harmless(event: str, variant: str, samples_db: Path):
     """Whatever arrives on stdin: exit 0, nothing or valid JSON on stdout, nothing on stderr."""

@@ -203,6 +203,29 @@ def test_prompt_hook_follows_the_config_switch(claude_home: dict[str, Path]):
     assert _strip_ours(settings) == THEIR_SETTINGS
 
 
+def test_sub_agent_recall_hooks_follow_the_config_switch(claude_home: dict[str, Path]):
+    """PreToolUse on Agent/Task and SubagentStart: registered only with subagent_recall, and
+    doctor asks for them then."""
+    config = claude_home["home"] / ".causantic" / "config.toml"
+    config.parent.mkdir(mode=0o700, exist_ok=True)
+    _causantic("install")
+    assert not {"PreToolUse", "SubagentStart"} & set(_ours(json.loads(
+        claude_home["settings"].read_text())))
+    config.write_text("[hooks]\nsubagent_recall = true\n")
+    doctor = _causantic("doctor", check=False).stdout
+    assert "not registered" in doctor and "PreToolUse, SubagentStart" in doctor, doctor
+    _causantic("install")
+    ours = _ours(json.loads(claude_home["settings"].read_text()))
+    assert [h["matcher"] for h in ours["PreToolUse"]] == ["Agent|Task"]
+    assert ours["PreToolUse"][0]["command"].endswith("hook pre-tool-use")
+    assert ours["SubagentStart"][0]["command"].endswith("hook subagent-start")
+    config.write_text("")
+    _causantic("install")
+    settings = json.loads(claude_home["settings"].read_text())
+    assert not {"PreToolUse", "SubagentStart"} & set(_ours(settings))
+    assert _strip_ours(settings) == THEIR_SETTINGS
+
+
 def test_installed_command_runs_as_claude_code_would(claude_home: dict[str, Path]):
     """Claude Code runs the command string with `sh -c` and the hook JSON on stdin."""
     _causantic("install")

@@ -22,8 +22,7 @@ from pathlib import Path
 import apsw
 
 from causantic.claude import status
-from causantic.claude.install import HOOK_SPECS, SERVER_NAME, claude_json_path, is_ours
-from causantic.claude.lesson_hook import registered
+from causantic.claude.install import SERVER_NAME, claude_json_path, is_ours, wanted_specs
 from causantic.config import Settings
 from causantic.errors import CausanticError
 from causantic.ingest.exclude import Exclusions, file_cwd
@@ -261,9 +260,7 @@ def _hooks(settings: Settings, settings_json: dict | str | None) -> list[Check]:
                          f'{path} has "disableAllHooks": true; no hook runs, causantic included'))
     raw_hooks = settings_json.get("hooks")
     hooks: dict = raw_hooks if isinstance(raw_hooks, dict) else {}
-    wanted = [s for s in HOOK_SPECS if s.command != "user-prompt-submit" or settings.hooks.user_prompt_submit]
-
-    wanted = [s for s in wanted if s.command != "post-tool-use" or registered(settings, s.event)]
+    wanted = wanted_specs(settings)
     missing, broken, found = [], [], []
     for spec in wanted:
         commands = [h.get("command") for g in hooks.get(spec.event) or [] if isinstance(g, dict)

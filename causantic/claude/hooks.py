@@ -1,4 +1,4 @@
-"""Claude Code hook handlers: `causantic hook session-start|user-prompt-submit|pre-compact|session-end|subagent-stop|post-tool-use`.
+"""Claude Code hook handlers: `causantic hook session-start|user-prompt-submit|pre-tool-use|subagent-start|pre-compact|session-end|subagent-stop|post-tool-use`.
 
 Contract (see ../shared/reference/claude-code-integration.md):
 
@@ -30,6 +30,11 @@ Contract (see ../shared/reference/claude-code-integration.md):
 - user-prompt-submit is off unless `[hooks] user_prompt_submit = true`; then it injects a
   keyword recall of at most `prompt_chars` characters, only for strong matches (see
   `causantic.retrieval.prompt`).
+- pre-tool-use (PreToolUse on the Agent / Task tool) and subagent-start are off unless
+  `[hooks] subagent_recall = true`; then the first recalls for the sub-agent's task as
+  user-prompt-submit recalls for a prompt (the session's own chunks included: the sub-agent
+  has none of its context) and prints nothing, and the second injects that recall into the
+  sub-agent as it starts (`causantic.claude.handoff` pairs them).
 - a session whose folder is kept out of memory (`[ingest] exclude`, a `.nocausantic` file:
   `causantic.ingest.exclude`) gets nothing from any hook: no briefing, no recall, no
   lesson, no ingest; the hook status records why.
@@ -330,6 +335,22 @@ def user_prompt_submit(payload: dict[str, Any], settings: Settings) -> HookResul
     if len(prompt) < 8 or prompt.startswith("/") or not settings.db_path.exists():
         result.details["recall"] = "skipped"
         return result
+    context = _recall(settings, prompt, cwd, session_id or None, result)
+    if not context:
+        return result
+    result.details["chars"] = len(context)
+    result.output = json.dumps(
+        {"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": context}},
+        ensure_ascii=False,
+    )
+    return result
+
+
+def _recall(settings: Settings, prompt: str, cwd: str, exclude_session: str | None,
+            result: HookResult) -> str:
+    """Keyword recall for a prompt (`causantic.retrieval.prompt`), wrapped as memory and
+    capped at `[hooks] prompt_chars`; '' when no match is strong enough. Sets the result's
+    project and match count."""
     # deferred: hook fast path: loaded only when this runs
     from causantic.retrieval.projects import project_at
     from causantic.retrieval.prompt import prompt_recall
@@ -344,20 +365,12 @@ def user_prompt_submit(payload: dict[str, Any], settings: Settings) -> HookResul
             store.conn,
             prompt,
             project=result.project,
-            exclude_session=session_id or None,
+            exclude_session=exclude_session,
             max_chars=room,
             min_coverage=settings.hooks.prompt_min_coverage,
         )
     result.details["matches"] = recall.matches
-    if not recall.text:
-        return result
-    context = wrap_memory(clip(recall.text, room), "recall")
-    result.details["chars"] = len(context)
-    result.output = json.dumps(
-        {"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": context}},
-        ensure_ascii=False,
-    )
-    return result
+    return wrap_memory(clip(recall.text, room), "recall") if recall.text else ""
 
 
 def _focus(prompt: str) -> str:
@@ -368,6 +381,53 @@ def _focus(prompt: str) -> str:
         return prompt
     half = PROMPT_SCAN_CHARS // 2
     return prompt[:half] + "\n" + prompt[-half:]
+
+
+# -- sub-agents: recall for the task ------------------------------------------------------
+
+
+def pre_tool_use(payload: dict[str, Any], settings: Settings) -> HookResult:
+    """PreToolUse on the Agent (Task) tool: keyword recall for the sub-agent's task, left for
+    its SubagentStart (`causantic.claude.handoff`). Prints nothing: the call goes on as it is,
+    and the parent, whose context this would reach, does not need it."""
+    if not settings.hooks.subagent_recall:
+        return HookResult(record=False)
+    # deferred: hook fast path: loaded only when this runs
+    from causantic.claude import handoff
+    from causantic.transcripts.project import project_for_cwd
+
+    session_id = _str(payload.get("session_id"))
+    cwd = _str(payload.get("cwd")) or os.getcwd()
+    tool_input = payload.get("tool_input")
+    task = tool_input if isinstance(tool_input, dict) else {}
+    result = HookResult(project=project_for_cwd(cwd).name, session_id=session_id or None)
+    prompt = _focus(_str(task.get("prompt")).strip())
+    context = ""
+    if len(prompt) >= 8 and settings.db_path.exists():
+        context = _recall(settings, prompt, cwd, None, result)
+    handoff.put(settings.home, session_id, _str(payload.get("prompt_id")),
+                _str(task.get("subagent_type")), context)
+    result.details["chars"] = len(context)
+    return result
+
+
+def subagent_start(payload: dict[str, Any], settings: Settings) -> HookResult:
+    """SubagentStart: the recall the Agent call's pre-tool-use left for this sub-agent."""
+    if not settings.hooks.subagent_recall:
+        return HookResult(record=False)
+    # deferred: hook fast path: loaded only when this runs
+    from causantic.claude import handoff
+
+    session_id = _str(payload.get("session_id"))
+    context = handoff.take(settings.home, session_id, _str(payload.get("prompt_id")),
+                           _str(payload.get("agent_type")))
+    result = HookResult(session_id=session_id or None,
+                        details={"recall": "none left" if context is None else len(context)})
+    if context:
+        result.output = json.dumps(
+            {"hookSpecificOutput": {"hookEventName": "SubagentStart",
+                                    "additionalContext": context}}, ensure_ascii=False)
+    return result
 
 
 # -- pre-compact / session-end: detached background ingest --------------------------------
@@ -645,6 +705,8 @@ def post_tool_use(payload: dict[str, Any], settings: Settings) -> HookResult:
 HANDLERS = {
     "session-start": session_start,
     "user-prompt-submit": user_prompt_submit,
+    "pre-tool-use": pre_tool_use,
+    "subagent-start": subagent_start,
     "pre-compact": pre_compact,
     "session-end": session_end,
     "subagent-stop": subagent_stop,

@@ -8,6 +8,8 @@ What install writes (nothing else in either file changes):
 
       SessionStart      matcher "startup|resume|clear|compact"  … hook session-start       10 s
       UserPromptSubmit  only with [hooks] user_prompt_submit    … hook user-prompt-submit   5 s
+      PreToolUse        matcher "Agent|Task", only with [hooks] subagent_recall  … hook pre-tool-use 5 s
+      SubagentStart     only with [hooks] subagent_recall       … hook subagent-start      5 s
       PreCompact        (all: manual and auto)                  … hook pre-compact         30 s
       SessionEnd        (all reasons)                           … hook session-end         10 s
       SubagentStop      (all agent types)                       … hook subagent-stop       10 s
@@ -43,7 +45,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from causantic.claude.events import HOOKS
+from causantic.claude.events import HOOKS, SUBAGENT_RECALL
 from causantic.claude.launcher import self_command, shell_join
 from causantic.claude.lesson_hook import registered
 from causantic.config import Settings
@@ -150,6 +152,14 @@ def is_ours(command: object) -> bool:
 # -- plans ---------------------------------------------------------------------------------
 
 
+def wanted_specs(settings: Settings) -> list[HookSpec]:
+    """The hooks install registers under these settings (some are switched on in config)."""
+    return [s for s in HOOK_SPECS
+            if (s.command != "user-prompt-submit" or settings.hooks.user_prompt_submit)
+            and (s.command not in SUBAGENT_RECALL or settings.hooks.subagent_recall)
+            and (s.command != "post-tool-use" or registered(settings, s.event))]
+
+
 def plan_install(
     settings: Settings, *, db: str | None = None, register_mcp: bool = True
 ) -> Plan:
@@ -157,10 +167,7 @@ def plan_install(
 
     Raises CausanticError when a config file exists but is not a JSON object.
     """
-    specs = [s for s in HOOK_SPECS
-             if s.command != "user-prompt-submit" or settings.hooks.user_prompt_submit]
-
-    specs = [s for s in specs if s.command != "post-tool-use" or registered(settings, s.event)]
+    specs = wanted_specs(settings)
     path = settings_path(settings)
     before, data = _load(path)
     after_data = copy.deepcopy(data)
@@ -169,6 +176,8 @@ def plan_install(
     notes = []
     if not settings.hooks.user_prompt_submit:
         notes.append("UserPromptSubmit recall is off ([hooks] user_prompt_submit = false).")
+    if not settings.hooks.subagent_recall:
+        notes.append("Sub-agent recall is off ([hooks] subagent_recall = false).")
     if register_mcp:
         cpath = claude_json_path(settings)
         cbefore, cdata = _load(cpath)
