@@ -53,8 +53,8 @@ def test_a_sub_agent_starts_with_the_recall_for_its_task(shared_db_copy: Path,
     assert status["subagent-start"]["details"]["recall"] == "none left"
     assert not (private_home / ".causantic" / handoff.FOLDER / SESSION).exists()
     # In the injection ledger, like every other hook's context.
-    assert rows(shared_db_copy, "SELECT event, session_id FROM injections") == [
-        ("subagent-start", SESSION)]
+    assert rows(shared_db_copy, "SELECT event FROM injections WHERE session_id = ?",
+                SESSION) == [("subagent-start",)]
 
 
 def test_a_task_memory_knows_nothing_of_injects_nothing(shared_db: Path, private_home: Path):
