@@ -145,3 +145,56 @@ def test_a_killed_ingest_leaves_no_reader_behind_and_a_rerun_completes_it(
     first, second = _dump(clean_db), _dump(db)
     for table in first:
         assert first[table] == second[table], table
+
+
+HOLDER = r"""
+import sys, time, apsw
+conn = apsw.Connection(sys.argv[1])
+conn.execute("CREATE TABLE IF NOT EXISTS other_writer(x)")
+mode, seconds = sys.argv[2], float(sys.argv[3])
+print("holding", flush=True)
+end = time.monotonic() + seconds
+if mode == "stuck":  # one transaction that never commits while we wait
+    conn.execute("BEGIN IMMEDIATE")
+    time.sleep(seconds)
+    conn.execute("ROLLBACK")
+else:  # a busy writer: one short transaction after another, committing each
+    while time.monotonic() < end:
+        with conn:
+            conn.execute("INSERT INTO other_writer VALUES (1)")
+            time.sleep(0.05)
+"""
+
+
+@pytest.mark.parametrize("other", ["committing", "stuck"])
+def test_an_ingest_waits_for_a_writer_that_commits_not_for_one_that_is_stuck(
+        tmp_path: Path, other: str, monkeypatch: pytest.MonkeyPatch):
+    """A writer holding the lock one transaction after another (what an ingest with readers
+    does) is waited for; one holding a transaction open without committing is given up on
+    after `_BUSY_WAIT_S` (shortened here), as before."""
+    from causantic.errors import DatabaseBusy
+    from causantic.ingest import pipeline
+    from causantic.store import open_store
+
+    from .conftest import SAMPLES
+
+    monkeypatch.setattr(pipeline, "_BUSY_WAIT_S", 1.0)
+    db = tmp_path / "memory.db"
+    with open_store(db):
+        pass
+    holder = subprocess.Popen([PYTHON, "-c", HOLDER, str(db), other, "4"],
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "holding"
+        redact = lambda text: (text, 0)  # noqa: E731
+        with open_store(db, busy_timeout_ms=300) as store:
+            if other == "stuck":
+                with pytest.raises(DatabaseBusy):
+                    pipeline.ingest_paths(store, [SAMPLES], redact, readers=1)
+            else:
+                report = pipeline.ingest_paths(store, [SAMPLES], redact, readers=1)
+                assert report.files_read > 0 and not report.problems
+    finally:
+        holder.wait(30)
+        if holder.stdout is not None:
+            holder.stdout.close()

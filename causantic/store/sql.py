@@ -79,3 +79,9 @@ def table_exists(conn: apsw.Connection, name: str) -> bool:
     return conn.execute(
         "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (name,)
     ).fetchone() is not None
+
+
+def data_version(conn: apsw.Connection) -> int:
+    """SQLite's count of commits by *other* connections to this database, as this connection
+    sees it (`PRAGMA data_version`): it changed if someone else committed in between."""
+    return int(conn.execute("PRAGMA data_version").get)
