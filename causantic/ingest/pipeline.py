@@ -7,7 +7,9 @@ file is parsed from the start of its newest turn: the chunks read from there are
 and the stream is relinked so the first new chunk follows the previous tail. A rewritten or
 truncated file is read again from the start.
 
-Files are read and chunked outside any transaction, then written in batches: the files read
+Every file's checkpoint is looked up first (`_plan`); files are then read and chunked outside
+any transaction (`read_file`, in reader processes when a run has enough to read:
+`causantic.ingest.readers`), in order, and written in batches: the files read
 since the last write, up to about `_BATCH_BYTES` of transcript (a session is never split from
 its sub-agent files), go into one short transaction with their checkpoints, and the sessions
 they touched are relinked and their states recomputed once, at the end of that same
