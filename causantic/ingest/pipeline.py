@@ -142,7 +142,7 @@ def ingest_paths(
     todo = [job for _, job in jobs if job is not None]
     read = partial(read_file, redact=redact, max_tokens=max_tokens, exclusions=exclusions)
     report.readers = reader_count(len(todo), sum(j.to_read for j in todo), readers)
-    loaded = read_all(todo, read, report.readers)
+    loaded = read_all(todo, read, report.readers, [j.to_read for j in todo])
     try:
         for tf, job in jobs:
             # Cut only before a main session, so a session's sub-agent files share its
