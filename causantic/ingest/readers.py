@@ -90,32 +90,39 @@ def _in_readers(jobs: Sequence[J], read: Callable[[J], tuple[R | None, str | Non
 
     pool = ProcessPoolExecutor(readers, mp_context=multiprocessing.get_context("fork"),
                                initializer=_start_reader, initargs=(read, os.getpid()))
-    pending: deque[tuple[J, int, Future[Outcome]]] = deque()
+    pending: deque[tuple[J, int, Future[Outcome] | None]] = deque()
     waiting = iter(zip(jobs, sizes, strict=True))
-    ahead = [0]  # bytes of the jobs in flight
+    ahead = 0  # bytes of the jobs in flight
+    broken = False  # a reader died: from then on every job is read here, in its turn
 
     def submit_more() -> None:
-        while len(pending) < readers or (ahead[0] < AHEAD_BYTES
-                                         and len(pending) < AHEAD * readers):
+        nonlocal ahead, broken
+        while not broken and (len(pending) < readers or (
+                ahead < AHEAD_BYTES and len(pending) < AHEAD * readers)):
             nxt = next(waiting, None)
             if nxt is None:
                 return
-            pending.append((nxt[0], nxt[1], pool.submit(_read_here, nxt[0])))
-            ahead[0] += nxt[1]
+            try:
+                future = pool.submit(_read_here, nxt[0])
+            except BrokenProcessPool:
+                broken, future = True, None
+            pending.append((nxt[0], nxt[1], future))
+            ahead += nxt[1]
 
     try:
         submit_more()
-        broken = False
         while pending:
             job, size, future = pending.popleft()
-            ahead[0] -= size
-            if not broken:
+            ahead -= size
+            if future is not None and not broken:
                 try:
-                    yield future.result()
+                    outcome = future.result()
+                except BrokenProcessPool:
+                    broken = True
+                else:
+                    yield outcome
                     submit_more()
                     continue
-                except BrokenProcessPool:
-                    broken = True  # a reader died: this job and the rest are read here
             yield read_one(read, job)
         for job, _ in waiting:
             yield read_one(read, job)
