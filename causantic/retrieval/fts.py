@@ -20,6 +20,7 @@ import apsw
 from causantic.store import fts as fts_store
 from causantic.store.counts import max_rowid
 from causantic.store.hits import chunk_ids
+from causantic.store.sql import data_version
 
 _TOKEN_RE = re.compile(r"\w+(?:[-./:@]\w+)*")
 _WORD_RE = re.compile(r"\w+")
@@ -187,7 +188,7 @@ _df_memo: dict[str, tuple[tuple[object, ...], int]] = {}
 def _state(conn: apsw.Connection) -> tuple[object, ...]:
     """What a remembered count is valid for: this connection's database as it is now (its
     own writes and other connections' commits both change it)."""
-    return (id(conn), conn.filename, conn.total_changes(), fts_store.data_version(conn))
+    return (id(conn), conn.filename, conn.total_changes(), data_version(conn))
 
 
 def _doc_count(conn: apsw.Connection, stem: str) -> int:

@@ -62,8 +62,3 @@ def bm25_ranked(conn: apsw.Connection, match: str, *, floor: int | None, limit: 
     args.append(limit)
     rows: list = conn.execute(sql, args).fetchall()  # (rowid, score) pairs
     return rows
-
-
-def data_version(conn: apsw.Connection) -> int:
-    """SQLite's `PRAGMA data_version`: changes when another connection commits."""
-    return int(conn.execute("PRAGMA data_version").get)
