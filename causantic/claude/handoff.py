@@ -10,7 +10,8 @@ One entry per Agent call, even when nothing was recalled, so that several sub-ag
 from one message pair up in order: a start takes the oldest entry of its session and prompt
 (`prompt_id`, in both payloads since Claude Code 2.1) whose agent type matches its own
 (`subagent_type`, "general-purpose" when the call names none), and deletes it. An entry older
-than `TTL_S` (its call was denied, or the sub-agent never started) is dropped unused.
+than `TTL_S` (its call was denied, or the sub-agent never started) is dropped unused, in any
+session, by the next put or take.
 
 Files: ``<home>/subagent-recall/<session id>/<ns>-<pid>.json``, 0600 in 0700 folders.
 Standard library only: this runs on the hook path.
@@ -61,18 +62,15 @@ def take(home: Path, session_id: str, prompt_id: str, agent_type: str) -> str | 
     entry for it."""
     if not _SAFE.fullmatch(session_id):
         return None
+    _drop_expired(home / FOLDER)
     folder = home / FOLDER / session_id
     try:
         names = sorted(n for n in os.listdir(folder) if not n.startswith("."))
     except OSError:
         return None
-    now = time.time()
     for name in names:
         path = folder / name
         try:
-            if now - path.stat().st_mtime > TTL_S:
-                path.unlink()
-                continue
             entry = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             continue  # taken by a sibling starting at the same moment, or unreadable

@@ -210,10 +210,7 @@ def session_start(payload: dict[str, Any], settings: Settings) -> HookResult:
     if settings.hooks.session_start_output == "text":
         result.output = context
     else:
-        result.output = json.dumps(
-            {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": context}},
-            ensure_ascii=False,
-        )
+        result.output = context_output("SessionStart", context)
     return result
 
 
@@ -339,10 +336,7 @@ def user_prompt_submit(payload: dict[str, Any], settings: Settings) -> HookResul
     if not context:
         return result
     result.details["chars"] = len(context)
-    result.output = json.dumps(
-        {"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": context}},
-        ensure_ascii=False,
-    )
+    result.output = context_output("UserPromptSubmit", context)
     return result
 
 
@@ -424,9 +418,7 @@ def subagent_start(payload: dict[str, Any], settings: Settings) -> HookResult:
     result = HookResult(session_id=session_id or None,
                         details={"recall": "none left" if context is None else len(context)})
     if context:
-        result.output = json.dumps(
-            {"hookSpecificOutput": {"hookEventName": "SubagentStart",
-                                    "additionalContext": context}}, ensure_ascii=False)
+        result.output = context_output("SubagentStart", context)
     return result
 
 
@@ -762,6 +754,12 @@ def _kept_out(payload: dict[str, Any], settings: Settings) -> str | None:
     from causantic.ingest.exclude import Exclusions
 
     return Exclusions(settings.ingest.exclude).reason(_str(payload.get("cwd")) or os.getcwd())
+
+
+def context_output(event: str, context: str) -> str:
+    """What a hook prints to add ``context`` to Claude's (or the sub-agent's) context."""
+    return json.dumps({"hookSpecificOutput": {"hookEventName": event, "additionalContext": context}},
+                      ensure_ascii=False)
 
 
 def _str(value: object) -> str:

@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 import os
 
-from causantic.claude.hooks import HookResult, _str, narrow_to_worktree
+from causantic.claude.hooks import HookResult, _str, context_output, narrow_to_worktree
 from causantic.config import Settings
 from causantic.markers import wrap_memory
 
@@ -80,10 +80,7 @@ def post_tool_use(payload: dict[str, Any], settings: Settings) -> HookResult:
                           lesson_ids=[match.lesson.id],
                           chunk_ids=[c for c in (match.lesson.error_chunk,
                                                  match.lesson.fix_chunk) if c])
-    result.output = json.dumps(
-        {"hookSpecificOutput": {"hookEventName": event, "additionalContext": context}},
-        ensure_ascii=False,
-    )
+    result.output = context_output(event, context)
     return result
 
 
