@@ -130,6 +130,47 @@ def test_after_compaction_the_current_transcript_is_ingested_first(claude_sample
     assert SESSION_1[:8] in context
 
 
+def test_after_compaction_a_busy_database_does_not_hold_the_briefing_past_the_timeout(
+        claude_samples: Path, private_home: Path):
+    """Another process writing for minutes (a first `causantic ingest` of a large history)
+    must not keep the briefing past Claude Code's 10 s hook timeout, which would drop it:
+    the hook briefs from what is stored, and a background worker ingests the rest later."""
+    import apsw
+
+    assert subprocess.run([PYTHON, "-m", "causantic", "ingest", str(claude_samples)],
+                          capture_output=True, timeout=120).returncode == 0
+    path = claude_samples / f"{SESSION_1}.jsonl"
+    line = json.loads(path.read_text().splitlines()[-1])
+    line.update(parentUuid=line["uuid"], uuid="11111111-main-0020",
+                timestamp="2026-03-02T09:07:00.000Z")
+    line["message"]["content"][0]["text"] = "Both retries now carry an idempotency key quokka."
+    with path.open("a") as f:
+        f.write(json.dumps(line) + "\n")
+    payload = {"session_id": SESSION_1, "cwd": SAMPLES_CWD, "source": "compact",
+               "hook_event_name": "SessionStart", "transcript_path": str(path)}
+    db = private_home / ".causantic" / "memory.db"
+    writer = apsw.Connection(str(db))
+    writer.execute("BEGIN IMMEDIATE")  # holds the write lock for the whole hook run
+    try:
+        proc = subprocess.run([PYTHON, "-m", "causantic", "hook", "session-start"],
+                              input=json.dumps(payload).encode(), capture_output=True,
+                              timeout=10)  # Claude Code's timeout for this hook
+        context = context_of(proc, "SessionStart")
+        assert SESSION_1[:8] in context
+        entry = status_of(private_home)["session-start"]
+        assert entry["details"]["ingest"] == "database busy: left to a background worker"
+    finally:
+        writer.execute("ROLLBACK")
+        writer.close()
+
+    def ingested() -> bool:
+        with open_store(db, readonly=True) as store:
+            return store.conn.execute("SELECT count(*) FROM chunks WHERE text LIKE '%quokka%'"
+                                      ).fetchone()[0] > 0
+
+    wait_for(ingested, "the background worker to ingest the rest", timeout=WAIT_S)
+
+
 def test_session_start_names_the_active_topics(shared_db_copy: Path):
     """With a topic map, the briefing says which topics the project's recent work is in."""
     with open_store(shared_db_copy) as store, store.conn:

@@ -198,3 +198,31 @@ def test_an_ingest_waits_for_a_writer_that_commits_not_for_one_that_is_stuck(
         holder.wait(30)
         if holder.stdout is not None:
             holder.stdout.close()
+
+
+def test_an_ingest_with_a_deadline_stops_waiting_for_a_committing_writer(tmp_path: Path):
+    """A hook that must answer in time passes a deadline: past it the ingest gives up,
+    though the other writer keeps committing (without one it would wait for that writer)."""
+    from causantic.errors import DatabaseBusy
+    from causantic.ingest import pipeline
+    from causantic.store import open_store
+
+    from .conftest import SAMPLES
+
+    db = tmp_path / "memory.db"
+    with open_store(db):
+        pass
+    holder = subprocess.Popen([PYTHON, "-c", HOLDER, str(db), "committing", "20"],
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "holding"
+        redact = lambda text: (text, 0)  # noqa: E731
+        with open_store(db, busy_timeout_ms=300) as store, pytest.raises(DatabaseBusy):
+            pipeline.ingest_paths(store, [SAMPLES], redact, readers=1,
+                                  deadline=time.monotonic() + 1.0)
+        assert holder.poll() is None  # given up on while the other writer was still at it
+    finally:
+        holder.kill()
+        holder.wait(30)
+        if holder.stdout is not None:
+            holder.stdout.close()

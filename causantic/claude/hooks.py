@@ -14,8 +14,9 @@ Contract (see ../shared/reference/claude-code-integration.md):
   the `<causantic-memory>` marker that keeps our own ingest from reading it back. Pure SQL:
   this path imports neither numpy, onnxruntime nor mcp. After a compaction (source
   `compact`) the briefing is of the *current* session, never another one: its transcript is
-  ingested first (waiting up to `COMPACT_WAIT_S` for the pre-compact worker), and nothing is
-  printed when the session is still not in memory.
+  ingested first (waiting up to `COMPACT_WAIT_S` for the pre-compact worker, and no longer
+  than `COMPACT_BUDGET_S` in all: a busy database leaves it to a background worker), and
+  nothing is printed when the session is still not in memory.
 - pre-compact and session-end start a detached background worker (`hook ingest-worker`) that
   ingests the transcript and its sub-agent files, then embeds new chunks when the model is
   available, and return at once. Per transcript file at most one worker ingests and one
@@ -66,8 +67,10 @@ MAX_STDIN_BYTES = 8 << 20
 STDIN_TIMEOUT_S = 2.0
 #: How long a queued background ingest waits for the running one before giving up.
 WORKER_WAIT_S = 600.0
-#: How long the briefing after a compaction waits for the pre-compact worker's ingest.
+#: How long the briefing after a compaction waits for the pre-compact worker's ingest ...
 COMPACT_WAIT_S = 5.0
+#: ... and how long, from the start, it may spend ingesting (Claude Code's timeout: 10 s).
+COMPACT_BUDGET_S = 6.0
 SHORTENED = "\n[… briefing shortened to fit]"
 #: The prompt hook reads at most this much of a prompt (head and tail) ...
 PROMPT_SCAN_CHARS = 4000
@@ -183,7 +186,10 @@ def session_start(payload: dict[str, Any], settings: Settings) -> HookResult:
     source = result.details["source"] = _str(payload.get("source")) or "unknown"
     compacted = source == "compact"
     if compacted and session_id:
-        _ingest_current(settings, _str(payload.get("transcript_path")), session_id)
+        ingest = _ingest_current(settings, _str(payload.get("transcript_path")), session_id,
+                                 time.monotonic() + COMPACT_BUDGET_S)
+        if ingest:
+            result.details["ingest"] = ingest
     if not settings.db_path.exists():
         result.details["briefing"] = "no memory yet"
         return result
@@ -287,20 +293,41 @@ def _has_topics(conn: Any) -> bool:
     return any_members(conn)
 
 
-def _ingest_current(settings: Settings, transcript: str, session_id: str) -> None:
-    """Ingest the current session's transcript now, after the pre-compact worker if it runs."""
+def _ingest_current(settings: Settings, transcript: str, session_id: str,
+                    deadline: float) -> str:
+    """Ingest the current session's transcript now, after the pre-compact worker if it runs.
+
+    Returns what happened, for the hook status. Nothing here may run past `deadline`, or
+    Claude Code drops the briefing: if the worker still runs then, the briefing is made of
+    what is stored (the worker finishes the rest); if another process keeps the database
+    locked (a large `causantic ingest`), a background worker is left to ingest the
+    transcript once it is free. Transcripts earlier workers left pending stay for workers.
+    """
     if not transcript:
-        return
+        return ""
     path = Path(os.path.expanduser(transcript)).absolute()
     if not path.is_file():
-        return
+        return ""
     # deferred: hook fast path: loaded only when this runs
+    from causantic.claude import deferred
+    from causantic.errors import DatabaseBusy
     from causantic.fsutil import file_lock
+    from causantic.ingest.run import run_ingest
 
     lock = _ingest_lock(settings, path)
-    with file_lock(lock.with_name(lock.name + ".running"), timeout=COMPACT_WAIT_S) as held:
-        if held:  # else the worker is still at it: brief from what is stored already
-            _ingest(settings, path, session_id)
+    wait = min(COMPACT_WAIT_S, max(0.0, deadline - time.monotonic()))
+    with file_lock(lock.with_name(lock.name + ".running"), timeout=wait) as held:
+        if not held:
+            return "the pre-compact worker is still ingesting"
+        try:
+            run_ingest(settings, _with_sub_agents(path), deadline=deadline)
+            deferred.done(settings.home, path)
+            return "ingested"
+        except DatabaseBusy:
+            pass  # the worker starts below, once this lock is free for it to take
+    spawn_detached(worker_command(settings, "pre-compact", path, session_id),
+                   status.log_path(settings.home))
+    return "database busy: left to a background worker"
 
 
 def clip(text: str, max_chars: int) -> str:
@@ -588,10 +615,8 @@ def _one_running_one_waiting(lock: Path, step):
 
 def _ingest(settings: Settings, path: Path, session_id: str,
             also: Path | None = None) -> dict[str, Any]:
-    paths = [path]
-    folder = path.with_suffix("")  # `<session>/subagents/agent-*.jsonl` live beside the file
-    if folder.is_dir():
-        paths.append(folder)
+    paths = _with_sub_agents(path)
+    folder = path.with_suffix("")
     if also is not None and also.is_file() and folder not in also.parents:
         paths.append(also)
     report = _ingest_or_defer(settings, path, paths, session_id)
@@ -610,6 +635,12 @@ def _ingest(settings: Settings, path: Path, session_id: str,
     if left:
         out["pending"] = left
     return out
+
+
+def _with_sub_agents(path: Path) -> list[Path]:
+    """A transcript and, when it has one, its folder (`<session>/subagents/agent-*.jsonl`)."""
+    folder = path.with_suffix("")
+    return [path, folder] if folder.is_dir() else [path]
 
 
 def _ingest_or_defer(settings: Settings, path: Path, paths: list[Path], session_id: str):

@@ -111,6 +111,7 @@ def ingest_paths(
     check_integrity: bool = True,
     exclusions: Exclusions | None = None,
     readers: int | None = None,
+    deadline: float | None = None,
 ) -> IngestReport:
     """Ingest every transcript under `paths` (files or folders) into the store.
 
@@ -121,11 +122,15 @@ def ingest_paths(
     `.nocausantic` marker files alone) stores nothing, not even a checkpoint, so it is read
     in full once it is no longer kept out. `readers`: how many processes read files
     (`causantic.ingest.readers`; None: as many as it finds worth it, 1: this one alone).
+    `deadline` (a `time.monotonic()` value): past it, a write that finds another process
+    writing gives up instead of waiting for it (a hook that must answer in time).
 
     Raises
     ------
     UsageError : a path does not exist.
     DatabaseCorrupt : the integrity check failed.
+    DatabaseBusy : another process kept writing past the wait (or past `deadline`); what
+        was committed before stays, and a rerun reads only the rest.
     """
     started = time.perf_counter()
     try:
@@ -149,7 +154,7 @@ def ingest_paths(
             # batch (its links and state are then computed once).
             if batch_bytes >= _BATCH_BYTES and tf.kind == "session":
                 checked = checked or _check(store)
-                _commit(store, batch, redact, report, max_tokens, on_file)
+                _commit(store, batch, redact, report, max_tokens, on_file, deadline)
                 batch, batch_bytes = [], 0
             if job is None:
                 continue
@@ -161,7 +166,7 @@ def ingest_paths(
         loaded.close()  # stops the reader processes, if any, on an error or Ctrl-C
     if batch and not checked:
         _check(store)
-    _commit(store, batch, redact, report, max_tokens, on_file)
+    _commit(store, batch, redact, report, max_tokens, on_file, deadline)
     report.seconds = time.perf_counter() - started
     return report
 
@@ -440,15 +445,16 @@ def _commit(
     report: IngestReport,
     max_tokens: int,
     on_file: Callable[[TranscriptFile, IngestReport], None] | None,
+    deadline: float | None = None,
 ) -> None:
     """Write a batch; files another process changed meanwhile are read again and retried."""
     while batch:
         try:
-            written, stale = _write_waiting(store, batch, report)
+            written, stale = _write_waiting(store, batch, report, deadline)
         except (OSError, ValueError) as exc:
             if len(batch) > 1:  # find the culprit: every other file still gets written
                 for item in batch:
-                    _commit(store, [item], redact, report, max_tokens, on_file)
+                    _commit(store, [item], redact, report, max_tokens, on_file, deadline)
                 return
             report.problems.append(f"{batch[0].tf.path}: {exc}")
             written, stale = [], []
@@ -476,7 +482,7 @@ def _commit(
 
 
 def _write_waiting(
-    store: Store, batch: list[_Read], report: IngestReport
+    store: Store, batch: list[_Read], report: IngestReport, give_up_at: float | None = None
 ) -> tuple[list[_Read], list[_Read]]:
     """`_write`, tried again with backoff while another process holds the write lock past
     the busy timeout, for as long as that process keeps committing, and for _BUSY_WAIT_S once
@@ -484,7 +490,8 @@ def _write_waiting(
 
     Waiting for progress rather than for a fixed time matters with reader processes: an
     ingest whose next write is always ready can hold the lock for minutes, one write after
-    another, and a second ingest gave up after 60 s (two of four in `bench.robustness`)."""
+    another, and a second ingest gave up after 60 s (two of four in `bench.robustness`).
+    Past `give_up_at` (a `time.monotonic()` value) it waits no more, progress or not."""
     deadline = time.monotonic() + _BUSY_WAIT_S
     delay = 0.5
     seen = store_sql.data_version(store.conn)
@@ -496,6 +503,8 @@ def _write_waiting(
             if now != seen:  # another writer committed meanwhile: it is making progress
                 seen, deadline = now, time.monotonic() + _BUSY_WAIT_S
             elif time.monotonic() + delay > deadline:
+                raise
+            if give_up_at is not None and time.monotonic() + delay > give_up_at:
                 raise
             time.sleep(delay)
             delay = min(delay * 2, 8.0, _BUSY_WAIT_S)

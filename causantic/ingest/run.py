@@ -39,10 +39,18 @@ def make_redact(settings: Settings):
 #: a smaller one every time (under ~0.2 s).
 INTEGRITY_ALWAYS_BYTES = 64 << 20
 INTEGRITY_EVERY_S = 6 * 3600
+#: The busy timeout of one statement when the ingest has a deadline (the default is 5 s),
+#: so a locked database is given up on near the deadline, not up to 5 s past it.
+DEADLINE_BUSY_MS = 500
 
 
-def run_ingest(settings: Settings, paths: list[Path], progress: bool = False) -> IngestReport:
+def run_ingest(settings: Settings, paths: list[Path], progress: bool = False,
+               deadline: float | None = None) -> IngestReport:
     """Ingest transcripts under `paths` into the configured database.
+
+    With a `deadline` (a `time.monotonic()` value; a hook that must answer in time) a
+    database another process is writing to is waited for only until then, in short steps,
+    and then DatabaseBusy is raised; whatever was committed by then stays.
 
     Raises Interrupted (Ctrl-C) saying how many files were kept: each file's work commits
     whole, so a rerun reads only the rest; DatabaseCorrupt (before writing anything) when
@@ -62,10 +70,11 @@ def run_ingest(settings: Settings, paths: list[Path], progress: bool = False) ->
 
     check = integrity_due(settings)
     try:
-        with open_store(settings.db_path) as store:
+        busy_ms = None if deadline is None else DEADLINE_BUSY_MS
+        with open_store(settings.db_path, busy_timeout_ms=busy_ms) as store:
             report = ingest_paths(store, paths, redact, on_file=on_file, check_integrity=check,
                                   exclusions=Exclusions(settings.ingest.exclude),
-                                  readers=settings.ingest.readers or None)
+                                  readers=settings.ingest.readers or None, deadline=deadline)
             _observe(store, settings, redact, report)
         if check and report.files_read:
             _mark_checked(settings)
