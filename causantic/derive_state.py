@@ -60,7 +60,7 @@ class _LazyPattern:
 
     def __getattr__(self, name: str) -> Any:
         compiled = re.compile(*self._args)
-        for method in ("search", "match", "finditer", "findall"):
+        for method in ("search", "match", "fullmatch", "finditer", "findall", "split", "sub"):
             setattr(self, method, getattr(compiled, method))  # later calls skip __getattr__
         return getattr(compiled, name)
 
@@ -557,10 +557,15 @@ _STEP_RE = _LazyPattern(r"\s*(?:&&|\|\||;)\s*")
 _CD_RE = _LazyPattern(r"cd\s+\S+")
 
 
+_LEADING_CD_RE = _LazyPattern(r"^\s*cd\s+\S+\s*&&\s*")
+_ENV_ASSIGNMENT_RE = _LazyPattern(r"^[A-Z_][A-Z0-9_]*=")
+_WHITESPACE_RE = _LazyPattern(r"\s+")
+
+
 def _command_words(cmd: str) -> list[str]:
-    cmd = re.sub(r"^\s*cd\s+\S+\s*&&\s*", "", cmd)
-    words = [w for w in re.split(r"\s+", cmd.strip()) if w]
-    while words and re.match(r"^[A-Z_][A-Z0-9_]*=", words[0]):
+    cmd = _LEADING_CD_RE.sub("", cmd)
+    words = [w for w in _WHITESPACE_RE.split(cmd.strip()) if w]
+    while words and _ENV_ASSIGNMENT_RE.match(words[0]):
         words.pop(0)
     return [w for w in words if not w.startswith("-") and w not in ("2>&1", "|", "&&", ";")]
 

@@ -247,3 +247,20 @@ def test_blocks_reads_back_what_render_block_writes():
     assert read[2][1].startswith("FAIL: TestRetry")
     assert read[3][1] == "Fixed: the jitter was unseeded."
     assert blocks("no labels here") == []
+
+
+def test_a_label_opens_a_block_only_at_the_start_or_after_a_blank_line():
+    """Text that quotes a label (a prompt about `[User]`, a log line) stays in its block."""
+    from causantic.blocks import blocks
+
+    text = ("[User]\nwhy does x[Assistant] appear\n[Assistant] inline\n\n\n"
+            "[Tool:Bash] grep '[User]' log\n\n[Result:Bash error]\nno [Summary] here\n\n"
+            "[Tool:a [User]\n\n[Assistant]\nok")
+    assert blocks(text) == [
+        ("User", "why does x[Assistant] appear\n[Assistant] inline\n"),
+        ("Tool:Bash", "grep '[User]' log"),
+        ("Result:Bash error", "no [Summary] here"),
+        ("Tool:a [User", ""),
+        ("Assistant", "ok"),
+    ]
+    assert blocks("\n[User]\nnot at the start") == []
