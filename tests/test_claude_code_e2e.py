@@ -16,6 +16,7 @@ One scenario per version (module fixture), then one test per behaviour:
   with the recall for its task (PreToolUse on Agent, SubagentStart); SubagentStop ingests;
 - F: `/compact` on B1 (resumed): PreCompact ingests; SessionStart:compact briefs B1 itself,
   not B2 (the newest other session of the repo);
+- K: B1 resumed with `--fork-session`: SessionStart (source "fork" from 2.1.214) briefs it;
 - afterwards: no causantic hook error in any debug log, no failed hook run, doctor content.
 
 Runs the archive (dist/causantic.pyz, built by scripts/test) when it is newer than the
@@ -239,8 +240,9 @@ def world(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFacto
                                                   check=False).stdout)
         w.claude("B2", demo, "-p", f"please delegate to a sub-agent: {TASK_B2}", *ALLOWED)
         w.claude("F", demo, "-p", "/compact", "--resume", b1)
+        w.claude("K", demo, "-p", "hello again", "--resume", b1, "--fork-session")
         w.wait("the last session-end worker", lambda: w.hook_status("session-end").get(
-            "session_id") == w.sessions["F"])
+            "session_id") == w.sessions["K"])
         yield w
     finally:
         fake.terminate()
@@ -422,6 +424,22 @@ def test_compaction_ingests_and_briefs_the_current_session(world: World):
     context = hook_context(after[0])
     assert context.startswith(BRIEFING), after[0]
     assert b1[:8] in context and b2[:8] not in context, context[:600]
+
+
+def test_a_forked_session_is_briefed(world: World):
+    """`--fork-session`: Claude Code reports SessionStart source "fork" since 2.1.214 (before,
+    "resume"); a matcher without it left every fork without a briefing."""
+    fork = world.sessions["K"]
+    assert fork and fork != world.sessions["B1"]
+    responses = hook_responses(world.runs["K"], "SessionStart")
+    assert responses and all(r.get("exit_code") == 0 for r in responses), responses
+    assert marked(world.requests("K")[0]["body"], BRIEFING) is not None
+    entry = world.hook_status("session-start")
+    if tuple(map(int, world.version.split("."))) >= (2, 1, 214):
+        assert entry["session_id"] == fork and entry["details"]["source"] == "fork", entry
+    else:  # reported as a resume, of the session it forks
+        assert entry["session_id"] == world.sessions["B1"], entry
+        assert entry["details"]["source"] == "resume", entry
 
 
 def test_no_hook_failed_and_mcp_list_is_not_a_failure(world: World):

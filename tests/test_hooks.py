@@ -62,7 +62,7 @@ def write_config(home: Path, text: str) -> None:
 # -- session-start -------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("source", ["startup", "resume", "clear"])
+@pytest.mark.parametrize("source", ["startup", "resume", "clear", "fork"])
 def test_session_start_prints_a_marked_briefing_under_the_cap(shared_db: Path, source: str,
                                                               private_home: Path):
     payload = {"session_id": "00000000-0000-4000-8000-000000000000", "cwd": SPOTTER_CWD,

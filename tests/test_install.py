@@ -98,7 +98,7 @@ def test_install_merges_without_touching_other_entries(claude_home: dict[str, Pa
         assert os.path.isabs(argv[0]) and argv[0] == os.path.abspath(PYTHON)
         assert argv[1:3] == ["-m", "causantic"] and argv[-2] == "hook"
         assert handler["type"] == "command" and handler["timeout"] == timeout
-    assert ours["SessionStart"][0]["matcher"] == "startup|resume|clear|compact"
+    assert ours["SessionStart"][0]["matcher"] == "startup|resume|clear|compact|fork"
     assert ours["PreCompact"][0]["matcher"] is None  # manual and auto
     state = json.loads(claude_home["state"].read_text())
     assert state["mcpServers"]["github"] == THEIR_CLAUDE_JSON["mcpServers"]["github"]
@@ -295,6 +295,24 @@ def test_doctor_notices_a_moved_archive_and_disabled_hooks(claude_home: dict[str
     assert any("disableAllHooks" in m for m in hooks)
     assert sum("/gone/causantic.pyz does not exist" in m for m in hooks) == 3
     assert report["healthy"] is False
+
+
+def test_doctor_asks_to_reinstall_when_a_matcher_is_outdated(claude_home: dict[str, Path]):
+    """Claude Code 2.1.214 gave forked sessions their own SessionStart source ("fork", before
+    "resume"); an install from before it briefs no fork until `install` runs again."""
+    _causantic("install")
+    data = json.loads(claude_home["settings"].read_text())
+    (group,) = [g for g in data["hooks"]["SessionStart"] if "causantic" in json.dumps(g)]
+    group["matcher"] = "startup|resume|clear|compact"
+    claude_home["settings"].write_text(json.dumps(data))
+    report = json.loads(_causantic("doctor", "--json", check=False).stdout)
+    hooks = [c for c in report["checks"] if c["name"] == "hooks"]
+    assert [c["level"] for c in hooks] == ["problem"]
+    assert "SessionStart: matcher 'startup|resume|clear|compact', this version registers" \
+        " 'startup|resume|clear|compact|fork'; run `causantic install` again" in hooks[0]["message"]
+    assert "updated SessionStart hook" in _causantic("install").stdout
+    report = json.loads(_causantic("doctor", "--json", check=False).stdout)
+    assert [c["level"] for c in report["checks"] if c["name"] == "hooks"] == ["ok"]
 
 
 def test_user_mcp_servers_live_where_claude_code_keeps_them(tmp_path: Path):

@@ -263,16 +263,19 @@ def _hooks(settings: Settings, settings_json: dict | str | None) -> list[Check]:
     wanted = wanted_specs(settings)
     missing, broken, found = [], [], []
     for spec in wanted:
-        commands = [h.get("command") for g in hooks.get(spec.event) or [] if isinstance(g, dict)
-                    for h in g.get("hooks") or [] if isinstance(h, dict) and is_ours(h.get("command"))]
-        if not commands:
+        groups = [(g, h) for g in hooks.get(spec.event) or [] if isinstance(g, dict)
+                  for h in g.get("hooks") or [] if isinstance(h, dict) and is_ours(h.get("command"))]
+        if not groups:
             missing.append(spec.event)
             continue
         found.append(spec.event)
-        for cmd in commands:
-            problem = _command_problem(str(cmd))
+        for group, handler in groups:
+            problem = _command_problem(str(handler.get("command")))
             if problem:
                 broken.append(f"{spec.event}: {problem}")
+            elif group.get("matcher") != spec.matcher:  # e.g. SessionStart before "fork"
+                broken.append(f"{spec.event}: matcher {group.get('matcher')!r}, this version"
+                              f" registers {spec.matcher!r}")
     if missing:
         out.append(Check("hooks", "problem",
                          f"not registered in {path}: {', '.join(missing)}; run `causantic install`"))

@@ -12,7 +12,7 @@ Standard library only, no dataclasses: the hook fast path reads it.
 #: says: PostToolUse on Bash only with `[lessons] bash_output = true`, neither with
 #: `[lessons] hook = false`.
 HOOKS: tuple[tuple[str, str, str | None, int], ...] = (
-    ("SessionStart", "session-start", "startup|resume|clear|compact", 10),
+    ("SessionStart", "session-start", "startup|resume|clear|compact|fork", 10),
     ("UserPromptSubmit", "user-prompt-submit", None, 5),
     ("PreToolUse", "pre-tool-use", "Agent|Task", 5),
     ("SubagentStart", "subagent-start", None, 5),

@@ -6,7 +6,7 @@ What install writes (nothing else in either file changes):
   one handler group per event under `hooks`, each a `command` hook with an absolute
   interpreter path and a timeout in seconds::
 
-      SessionStart      matcher "startup|resume|clear|compact"  … hook session-start       10 s
+      SessionStart      matcher "startup|resume|clear|compact|fork"  … hook session-start  10 s
       UserPromptSubmit  only with [hooks] user_prompt_submit    … hook user-prompt-submit   5 s
       PreToolUse        matcher "Agent|Task", only with [hooks] subagent_recall  … hook pre-tool-use 5 s
       SubagentStart     only with [hooks] subagent_recall       … hook subagent-start      5 s
