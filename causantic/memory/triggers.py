@@ -45,9 +45,13 @@ def due(conn: apsw.Connection, project: str, now: datetime | None = None) -> str
 
 
 def reflection_line(conn: apsw.Connection, project: str) -> str:
-    """One briefing line when reflection is due, else ''."""
+    """One briefing line when reflection is due, else ''.
+
+    Stated as a fact, not an order: Claude Code's hook guidance warns that imperative text
+    injected out of band can trip Claude's prompt-injection defences."""
     why = due(conn, project)
     if why is None:
         return ""
-    return (f"Reflection due ({why}): call the causantic MCP tool `reflect` and save what you "
-            "learn with `observe` (type insight or procedure, with cites).")
+    return (f"Reflection due ({why}): the causantic MCP tool `reflect` gathers them as "
+            "evidence, and `observe` (type insight or procedure, with cites) keeps what they "
+            "teach.")

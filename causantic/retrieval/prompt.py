@@ -84,7 +84,8 @@ def prompt_recall(
     chosen = freshness.mark(chosen)  # a header names the files its edits wrote that changed since
     if units:  # the match with what answered it in its turn, compacted
         chosen = fill(conn, chosen, prompt, max_chars)
-    title = "Possibly relevant memory from earlier sessions (keyword match; verify before relying on it):"
+    # a statement, not an instruction: see `causantic.memory.triggers.reflection_line`
+    title = "Possibly relevant memory from earlier sessions (keyword match; as it was then):"
     items, used = render.fit(
         [(render.header(h) + f" · {h.score:.0%} of the prompt's terms", h.text) for h in chosen],
         max_tokens=max_chars,  # the character cap below is the binding one
