@@ -18,8 +18,8 @@ Chunks of the current session are skipped: Claude already has them in its contex
 What is injected is each match's answer unit, as search shows it (`causantic.retrieval.
 answer`): the matching chunk compacted, with what answered it in its turn. A match is often
 the prompt or tool output of an earlier turn while the explanation or fix follows it; shown
-as stored chunks, the injection held the text that answers the prompt for 0.09 of the
-report-half questions, as units for 0.14 at the same gate and size (`python -m bench
+as stored chunks, the injection held the text that answers the prompt for 0.09 of the 207
+report-half questions, as units for 0.14, at the same gate and size (`python -m bench
 prompt_recall`).
 """
 
