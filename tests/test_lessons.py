@@ -138,6 +138,29 @@ def test_lessons_and_ledger_commands_print_json(lessons_db: Path):
     assert found["lessons"] and "◇ lesson" in found["text"]
 
 
+def test_a_forked_session_does_not_repeat_its_parents_lessons(tmp_path: Path):
+    """`--fork-session` (and `/branch`) copy the parent's records, times included, into a new
+    session's file; the copy's lessons are the parent's, listed and offered once."""
+    folder = tmp_path / "projects" / SHOP.name
+    shutil.copytree(SHOP, folder)
+    fork = "55555555-bbbb-4ccc-8ddd-00000000f0f0"
+    lines = (folder / f"{L1}.jsonl").read_text().splitlines()
+    copied = [json.dumps({**json.loads(line), "sessionId": fork}) for line in lines]
+    (folder / f"{fork}.jsonl").write_text("\n".join(copied) + "\n")
+    db = tmp_path / "memory.db"
+    ingest(db, tmp_path / "projects")
+    stored = rows(db, "SELECT count(*) FROM lessons WHERE session_id = ?", (fork,))[0][0]
+    assert stored > 0  # the fork's own record keeps them (forget, reconstruct)
+    listed = subprocess.run([PYTHON, "-m", "causantic", "--db", str(db), "lessons", "--json",
+                             "--no-git"], capture_output=True, timeout=60, check=True)
+    lessons = json.loads(listed.stdout)["lessons"]
+    episodes = [(e["time"], e["error"], e["fix"]) for e in lessons]
+    assert episodes and len(episodes) == len(set(episodes))
+    proc = hook(db, failure("pytest -q", "ModuleNotFoundError: No module named 'shop'"))
+    offered = proc.stdout.decode()
+    assert proc.returncode == 0 and offered.count("pip install -e") == 1, offered
+
+
 def test_secrets_in_an_error_never_reach_a_lesson(tmp_path: Path):
     """Lessons are built from stored chunks, which are redacted first."""
     src = (SHOP / f"{L1}.jsonl").read_text()

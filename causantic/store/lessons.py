@@ -119,6 +119,27 @@ def shown_msg_hashes(conn: apsw.Connection, session_id: str) -> set[str]:
                                     ids)}
 
 
+def distinct(rows: list[LessonRow], limit: int) -> list[LessonRow]:
+    """The first `limit` rows, each episode once: a session forked from another (`/branch`,
+    `--fork-session`) holds a copy of the parent's history, records and times included, so
+    its lessons repeat the parent's. A copy is the same error at the same moment with the
+    same fix; the same error met again in another session is a new episode and stays."""
+    seen: set[tuple[str, str, str, str]] = set()
+    out = []
+    for row in rows:
+        key = (row.project, row.time, row.sig_hash, row.fix_time)
+        if key not in seen:
+            seen.add(key)
+            out.append(row)
+            if len(out) == limit:
+                break
+    return out
+
+
+#: Rows read per row returned, so that dropping forked copies still fills the limit.
+_OVERFETCH = 4
+
+
 def list_lessons(
     conn: apsw.Connection,
     project: str | None = None,
@@ -135,8 +156,8 @@ def list_lessons(
         where.append("resolved = ?")
         args.append(int(resolved))
     sql = _SELECT + (" WHERE " + " AND ".join(where) if where else "")
-    rows = conn.execute(sql + " ORDER BY time DESC, id LIMIT ?", (*args, limit))
-    return [LessonRow(*r) for r in rows]
+    rows = conn.execute(sql + " ORDER BY time DESC, id LIMIT ?", (*args, limit * _OVERFETCH))
+    return distinct([LessonRow(*r) for r in rows], limit)
 
 
 def find_by_message(
@@ -147,10 +168,10 @@ def find_by_message(
         return []
     rows = conn.execute(  # one statement, not batches: the ORDER BY and LIMIT span all hashes
         f"{_SELECT} WHERE msg_hash IN ({marks(len(msg_hashes))}) AND informative = 1"
-        " ORDER BY time DESC LIMIT ?",
-        (*msg_hashes, limit),
+        " ORDER BY time DESC, id LIMIT ?",
+        (*msg_hashes, limit * _OVERFETCH),
     )
-    return [LessonRow(*r) for r in rows]
+    return distinct([LessonRow(*r) for r in rows], limit)
 
 
 def search_lessons(
@@ -163,8 +184,9 @@ def search_lessons(
     if project:
         sql += " AND project = ?"
         args.append(project)
-    rows = conn.execute(sql + " ORDER BY resolved DESC, time DESC LIMIT ?", (*args, limit))
-    return [LessonRow(*r) for r in rows]
+    rows = conn.execute(sql + " ORDER BY resolved DESC, time DESC, id LIMIT ?",
+                        (*args, limit * _OVERFETCH))
+    return distinct([LessonRow(*r) for r in rows], limit)
 
 
 def count(conn: apsw.Connection) -> tuple[int, int]:
