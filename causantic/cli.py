@@ -359,13 +359,20 @@ def cmd_forget(args: argparse.Namespace, settings: Settings) -> int:
         # deferred: a command loads only its own code: hooks and --help start here
         from causantic.memory.commands import forget_memories
 
-        return forget_memories(args, settings)
-    with open_store(settings.db_path, readonly=not args.yes) as store:
-        result = forget(store, project=args.project, session_id=args.session, after=args.after,
-                        before=args.before, query=args.query, threshold=args.threshold,
-                        dry_run=not args.yes, model_dir=settings.model_dir)
-    text = result.text.replace("dry_run=false (command line: --yes)", "add --yes")
-    _emit(args, {**result.as_dict(), "text": text}, text)
+        forget_memories(args, settings)
+    else:
+        with open_store(settings.db_path, readonly=not args.yes) as store:
+            result = forget(store, project=args.project, session_id=args.session,
+                            after=args.after, before=args.before, query=args.query,
+                            threshold=args.threshold, dry_run=not args.yes,
+                            model_dir=settings.model_dir)
+        text = result.text.replace("dry_run=false (command line: --yes)", "add --yes")
+        _emit(args, {**result.as_dict(), "text": text}, text)
+    if args.yes:  # a sub-agent's recall made before, not yet injected, may hold what went
+        # deferred: a command loads only its own code: hooks and --help start here
+        from causantic.claude import handoff
+
+        handoff.clear(settings.home)
     return 0
 
 

@@ -305,15 +305,22 @@ def build_server(settings: Settings) -> MCPServer:
             with _errors(), open_store(settings.db_path, readonly=dry_run) as store:
                 if own is not None:
                     own.memory(store.conn, memory_id)
-                return str(forget_memories(store, [memory_id], dry_run=dry_run)["text"])
-        with _errors(), open_store(settings.db_path, readonly=dry_run) as store:
-            if any((project, session_id, after, before, query)):  # none: forget's own refusal
-                project = scoped(store.conn, project)
-            if own is not None:
-                own.narrow(store.conn)  # other worktrees' memory is neither shown nor deleted
-            return run(store, project=project, session_id=session_id, after=after, before=before,
-                       query=query, threshold=threshold, dry_run=dry_run,
-                       model_dir=settings.model_dir).text
+                text = str(forget_memories(store, [memory_id], dry_run=dry_run)["text"])
+        else:
+            with _errors(), open_store(settings.db_path, readonly=dry_run) as store:
+                if any((project, session_id, after, before, query)):  # else forget refuses
+                    project = scoped(store.conn, project)
+                if own is not None:
+                    own.narrow(store.conn)  # other worktrees' memory is neither shown nor deleted
+                text = run(store, project=project, session_id=session_id, after=after,
+                           before=before, query=query, threshold=threshold, dry_run=dry_run,
+                           model_dir=settings.model_dir).text
+        if not dry_run:  # a sub-agent's recall made before, not yet injected, may hold what went
+            # deferred: MCP start: a tool's code loads at its first call
+            from causantic.claude import handoff
+
+            handoff.clear(settings.home)
+        return text
 
     @tool("hook-status")
     def hook_status() -> str:

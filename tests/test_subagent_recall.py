@@ -57,6 +57,28 @@ def test_a_sub_agent_starts_with_the_recall_for_its_task(shared_db_copy: Path,
                 SESSION) == [("subagent-start",)]
 
 
+def test_forget_drops_the_recalls_still_waiting_for_their_sub_agent(shared_db_copy: Path,
+                                                                   private_home: Path):
+    """A recall made before a forget may hold what it forgets: a deleting forget (CLI or MCP)
+    drops every recall not yet injected; a preview leaves them."""
+    write_config(private_home, "[hooks]\nsubagent_recall = true\n")
+    db = ("--db", str(shared_db_copy))
+    assert hook("pre-tool-use", _agent_call(f"Find out: {STRONG_PROMPT}"), *db).returncode == 0
+    waiting = private_home / ".causantic" / handoff.FOLDER / SESSION
+    assert len(list(waiting.iterdir())) == 1
+
+    def forget(*yes: str) -> None:
+        subprocess.run([PYTHON, "-m", "causantic", *db, "forget", "--session",
+                        "4d5611e5-241a-462a-8d15-5122611a9569", *yes],
+                       capture_output=True, timeout=60, check=True)
+
+    forget()
+    assert len(list(waiting.iterdir())) == 1
+    forget("--yes")
+    assert not waiting.exists()
+    assert hook("subagent-start", _start(), *db).stdout == b""
+
+
 def test_a_task_memory_knows_nothing_of_injects_nothing(shared_db: Path, private_home: Path):
     write_config(private_home, "[hooks]\nsubagent_recall = true\n")
     db = ("--db", str(shared_db))

@@ -88,8 +88,15 @@ def take(home: Path, session_id: str, prompt_id: str, agent_type: str) -> str | 
     return None
 
 
-def _drop_expired(root: Path) -> None:
-    """Entries past TTL_S in every session's folder, and the folders they leave empty."""
+def clear(home: Path) -> None:
+    """Drop every entry not yet taken, of every session: `forget` calls this, since a recall
+    made before it may hold what was just forgotten (an entry lives at most TTL_S)."""
+    _drop_expired(home / FOLDER, ttl=float("-inf"))
+
+
+def _drop_expired(root: Path, ttl: float = TTL_S) -> None:
+    """Entries older than `ttl` seconds in every session's folder, and the folders they leave
+    empty."""
     now = time.time()
     try:
         sessions = os.listdir(root)
@@ -100,7 +107,7 @@ def _drop_expired(root: Path) -> None:
         try:
             for name in os.listdir(folder):
                 path = folder / name  # a writer's temporary file too, if one was left
-                if now - path.stat().st_mtime > TTL_S:
+                if now - path.stat().st_mtime > ttl:
                     path.unlink()
         except OSError:
             continue
