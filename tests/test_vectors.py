@@ -257,6 +257,48 @@ def test_embed_resumes_after_a_kill_without_redoing_committed_work(small_real: P
         v.tobytes() for v in expected]
 
 
+def test_a_forked_sessions_copied_chunks_take_their_twins_vectors(tmp_path: Path):
+    """`--fork-session` copies the parent's records, times included, into a new session:
+    its copied chunks get the parent's vectors without running the model, in a later batch
+    or the same one, and they are the vectors the model gives that text."""
+    src = tmp_path / "transcripts" / "-home-dev-acme-api"
+    src.mkdir(parents=True)
+    parent = SAMPLES / "-home-dev-acme-api" / "22222222-aaaa-4bbb-8ccc-000000000002.jsonl"
+    shutil.copy2(parent, src / parent.name)
+    fork = "66666666-aaaa-4bbb-8ccc-00000000f0f0"
+    copied = [json.dumps({**json.loads(line), "sessionId": fork})
+              for line in parent.read_text().splitlines() if line.strip()]
+    (src / f"{fork}.jsonl").write_text("\n".join(copied) + "\n")
+    db = _build(tmp_path / "db", [src], embed=False)
+    with open_store(db) as store:
+        n = store.conn.execute("SELECT count(*) FROM chunks WHERE session_id = ?",
+                               (fork,)).fetchone()[0]
+        report = embed_pending(store, batch_size=n)  # the parent first, the copy after
+        assert n > 1 and report.embedded == 2 * n and report.reused == n
+    with open_store(db) as store:
+        report = embed_pending(store, reindex=True)  # nothing is stale: nothing to do
+        assert report.todo == 0
+    rows, meta = _vec_rows(db), _meta(db)
+    with open_store(db, readonly=True) as store:
+        pairs = store.conn.execute(
+            "SELECT a.id, b.id, a.text FROM chunks a JOIN chunks b ON a.text = b.text"
+            " AND a.session_id != b.session_id AND b.session_id = ?", (fork,)).fetchall()
+    assert len(pairs) == n
+    embedder = get_embedder()
+    with open_store(db, readonly=True) as store:
+        bits = vec_store.token_bits(store.conn, [cid for pair in pairs for cid in pair[:2]],
+                                    MODEL_ID)
+    for original, copy, text in pairs:
+        windows = [[rows[meta[cid][0] * vec_store.WINDOW_SLOTS + w] for w in range(meta[cid][2])]
+                   for cid in (original, copy)]
+        assert windows[0] == windows[1] == [v.tobytes() for v in embedder.embed_windows(text)]
+        assert bits[original] == bits[copy]  # the token rerank's bits too
+    with open_store(db) as store:  # both copies in one batch: the second takes the first's
+        store.conn.execute(f"DELETE FROM {vec_store.META_TABLE}")
+        report = embed_pending(store, batch_size=2 * n)
+        assert report.embedded == 2 * n and report.reused == n
+
+
 def test_two_processes_store_bit_identical_vectors(tmp_path: Path):
     dbs = []
     for name in ("a", "b"):

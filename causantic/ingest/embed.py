@@ -28,6 +28,8 @@ from causantic.store.db import Store
 from causantic.wording import plural
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from causantic.model.embedder import Embedder
 
 DEFAULT_BATCH = 32
@@ -42,6 +44,7 @@ class EmbedReport:
     embedded: int = 0  # chunks whose vectors it stored
     skipped: int = 0  # deleted, rewritten or embedded elsewhere while it ran
     windows: int = 0
+    reused: int = 0  # chunks given a twin's vectors (a fork's copy of its parent's chunk)
     seconds: float = 0.0
     remaining: int = 0  # chunks still without vectors afterwards
     stale: int = 0  # chunks with vectors from another model afterwards
@@ -63,6 +66,7 @@ class EmbedReport:
             "embedded": self.embedded,
             "skipped": self.skipped,
             "windows": self.windows,
+            "reused": self.reused,
             "seconds": round(self.seconds, 3),
             "chunks_per_second": round(self.rate, 2),
             "remaining": self.remaining,
@@ -147,10 +151,22 @@ def embed_pending(
         assert embedder is not None
         batch = todo[i : i + batch_size]
         items = []
+        done: dict[str, tuple[np.ndarray, bytes | None]] = {}  # this batch's, by text
         for p, text in _still_current(conn, batch):
-            windows, tokens = embedder.embed_windows_and_tokens(text)
-            items.append(vec_store.EmbeddedChunk(p.rowid, p.chunk_id, p.project, windows,
-                                                 vector_index.sign_bits(tokens).tobytes()))
+            # The model gives one text the same vectors every time, so a forked session's
+            # copy of its parent's chunk takes the parent's (stored, or in this batch).
+            known = done.get(text)
+            if known is None:
+                twin = vec_store.twin_vectors(conn, p.rowid, embedder.model_id)
+                known = None if twin is None else _from_twin(twin)
+            if known is not None:
+                windows, bits = known
+                report.reused += 1
+            else:
+                windows, tokens = embedder.embed_windows_and_tokens(text)
+                bits = vector_index.sign_bits(tokens).tobytes()
+            done[text] = (windows, bits)
+            items.append(vec_store.EmbeddedChunk(p.rowid, p.chunk_id, p.project, windows, bits))
         stored = vec_store.write_vectors(conn, items, embedder.model_id)
         if assigner is not None and stored:
             report.topics_joined += assigner.assign(conn, [it.rowid for it in items])
@@ -167,6 +183,15 @@ def embed_pending(
     report.stale = after.stale(model_id)
     report.seconds = time.perf_counter() - started
     return report
+
+
+def _from_twin(twin: tuple[list[bytes], bytes | None]) -> tuple[np.ndarray, bytes | None]:
+    """A twin's stored window vectors as the (windows, dim) array the model would give."""
+    # deferred: heavy: numpy, only needed here
+    import numpy as np
+
+    windows, bits = twin
+    return np.stack([np.frombuffer(w, dtype=np.float32) for w in windows]), bits
 
 
 def _give_tokens(conn: apsw.Connection, embedder: Embedder,
@@ -205,6 +230,8 @@ def summary(report: EmbedReport) -> str:
             f"Embedded {plural(report.embedded, 'chunk')} ({plural(report.windows, 'window')}) "
             f"in {report.seconds:.1f} s, {report.rate:.1f} chunks/s"
         )
+        if report.reused:
+            text += f"; {report.reused} copied from identical chunks (forked sessions)"
         if report.skipped:
             text += f"; {report.skipped} skipped (changed meanwhile)"
         text += "."

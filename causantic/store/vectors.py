@@ -358,6 +358,31 @@ def project_has_vectors(conn: apsw.Connection, project: str, model_id: str) -> b
     ).fetchone() is not None
 
 
+def twin_vectors(conn: apsw.Connection, rowid: int, model_id: str
+                 ) -> tuple[list[bytes], bytes | None] | None:
+    """The window vectors and token bits of an embedded chunk with this chunk's exact text,
+    project and start time, or None (sqlite-vec loaded).
+
+    A session forked from another (`/branch`, `--fork-session`) holds a copy of its parent's
+    history, times included: its copied chunks are such twins, and the model, which gives the
+    same text the same vectors, need not run again (`ingest.embed`)."""
+    row = conn.execute(
+        f"SELECT m.chunk_rowid, m.windows, t.bits FROM chunks c JOIN chunks o"
+        " ON o.project = c.project AND o.start_time = c.start_time AND o.rowid != c.rowid"
+        f" AND o.text = c.text JOIN {META_TABLE} m ON m.chunk_rowid = o.rowid"
+        f" AND m.model_id = ? LEFT JOIN {TOKENS_TABLE} t ON t.chunk_rowid = o.rowid"
+        " AND t.model_id = m.model_id WHERE c.rowid = ? LIMIT 1",
+        (model_id, rowid),
+    ).fetchone()
+    if row is None:
+        return None
+    base = row[0] * WINDOW_SLOTS
+    windows = [r[0] for r in conn.execute(
+        f"SELECT embedding FROM {VEC_TABLE} WHERE rowid BETWEEN ? AND ? ORDER BY rowid",
+        (base, base + row[1] - 1))]
+    return (windows, row[2]) if len(windows) == row[1] else None
+
+
 def window_vectors(conn: apsw.Connection, chunk_id: str) -> list[bytes]:
     """The stored window vectors (float32 bytes) of one chunk, in order (sqlite-vec loaded).
 
