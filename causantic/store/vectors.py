@@ -377,10 +377,14 @@ def twin_vectors(conn: apsw.Connection, rowid: int, model_id: str
     if row is None:
         return None
     base = row[0] * WINDOW_SLOTS
-    windows = [r[0] for r in conn.execute(
-        f"SELECT embedding FROM {VEC_TABLE} WHERE rowid BETWEEN ? AND ? ORDER BY rowid",
-        (base, base + row[1] - 1))]
-    return (windows, row[2]) if len(windows) == row[1] else None
+    windows = []
+    for w in range(row[1]):  # point lookups: vec0 scans the whole table for a rowid range
+        found = conn.execute(f"SELECT embedding FROM {VEC_TABLE} WHERE rowid = ?",
+                             (base + w,)).fetchone()
+        if found is None:
+            return None
+        windows.append(found[0])
+    return windows, row[2]
 
 
 def window_vectors(conn: apsw.Connection, chunk_id: str) -> list[bytes]:
