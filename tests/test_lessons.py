@@ -156,6 +156,11 @@ def test_a_forked_session_does_not_repeat_its_parents_lessons(tmp_path: Path):
     lessons = json.loads(listed.stdout)["lessons"]
     episodes = [(e["time"], e["error"], e["fix"]) for e in lessons]
     assert episodes and len(episodes) == len(set(episodes))
+    listed = subprocess.run([PYTHON, "-m", "causantic", "--db", str(db), "lessons", "--json",
+                             "--no-git", "--limit", "3"], capture_output=True, timeout=60,
+                            check=True)  # a limit the copies would fill half of
+    first = [(e["time"], e["error"], e["fix"]) for e in json.loads(listed.stdout)["lessons"]]
+    assert first == episodes[:3]
     proc = hook(db, failure("pytest -q", "ModuleNotFoundError: No module named 'shop'"))
     offered = proc.stdout.decode()
     assert proc.returncode == 0 and offered.count("pip install -e") == 1, offered

@@ -136,8 +136,21 @@ def distinct(rows: list[LessonRow], limit: int) -> list[LessonRow]:
     return out
 
 
-#: Rows read per row returned, so that dropping forked copies still fills the limit.
+#: Rows read per row returned once forked copies were dropped, so the limit still fills.
 _OVERFETCH = 4
+
+
+def _read_distinct(conn: apsw.Connection, sql: str, args: tuple[object, ...],
+                   limit: int) -> list[LessonRow]:
+    """`sql` (ending in LIMIT ?) read with `limit`, each episode once (`distinct`); read
+    again with more rows only when copies were dropped and more rows may exist, so the
+    common case (no fork) costs what one plain read does."""
+    rows = [LessonRow(*r) for r in conn.execute(sql, (*args, limit))]
+    out = distinct(rows, limit)
+    if len(out) < len(rows) == limit:
+        out = distinct([LessonRow(*r) for r in conn.execute(sql, (*args, limit * _OVERFETCH))],
+                       limit)
+    return out
 
 
 def list_lessons(
@@ -156,8 +169,7 @@ def list_lessons(
         where.append("resolved = ?")
         args.append(int(resolved))
     sql = _SELECT + (" WHERE " + " AND ".join(where) if where else "")
-    rows = conn.execute(sql + " ORDER BY time DESC, id LIMIT ?", (*args, limit * _OVERFETCH))
-    return distinct([LessonRow(*r) for r in rows], limit)
+    return _read_distinct(conn, sql + " ORDER BY time DESC, id LIMIT ?", tuple(args), limit)
 
 
 def find_by_message(
@@ -166,12 +178,9 @@ def find_by_message(
     """Informative lessons whose normalised message has one of these hashes, newest first."""
     if not msg_hashes:
         return []
-    rows = conn.execute(  # one statement, not batches: the ORDER BY and LIMIT span all hashes
-        f"{_SELECT} WHERE msg_hash IN ({marks(len(msg_hashes))}) AND informative = 1"
-        " ORDER BY time DESC, id LIMIT ?",
-        (*msg_hashes, limit * _OVERFETCH),
-    )
-    return distinct([LessonRow(*r) for r in rows], limit)
+    return _read_distinct(  # one statement, not batches: the ORDER BY and LIMIT span all hashes
+        conn, f"{_SELECT} WHERE msg_hash IN ({marks(len(msg_hashes))}) AND informative = 1"
+        " ORDER BY time DESC, id LIMIT ?", tuple(msg_hashes), limit)
 
 
 def search_lessons(
@@ -184,9 +193,8 @@ def search_lessons(
     if project:
         sql += " AND project = ?"
         args.append(project)
-    rows = conn.execute(sql + " ORDER BY resolved DESC, time DESC, id LIMIT ?",
-                        (*args, limit * _OVERFETCH))
-    return distinct([LessonRow(*r) for r in rows], limit)
+    return _read_distinct(conn, sql + " ORDER BY resolved DESC, time DESC, id LIMIT ?",
+                          tuple(args), limit)
 
 
 def count(conn: apsw.Connection) -> tuple[int, int]:
