@@ -63,7 +63,6 @@ def prompt_recall(
     their answer units (`units`, the default; else as stored: the bench's comparison)."""
     # deferred: hook fast path: loaded only when this runs
     from causantic.retrieval import freshness, render
-    from causantic.retrieval.answer import fill
     from causantic.retrieval.search import dedupe
     from causantic.store.hits import load_hits
 
@@ -83,6 +82,9 @@ def prompt_recall(
         return PromptRecall("", 0)
     chosen = freshness.mark(chosen)  # a header names the files its edits wrote that changed since
     if units:  # the match with what answered it in its turn, compacted
+        # deferred: ~12 ms of imports, paid only when there is something to show
+        from causantic.retrieval.answer import fill
+
         chosen = fill(conn, chosen, prompt, max_chars)
     # a statement, not an instruction: see `causantic.memory.triggers.reflection_line`
     title = "Possibly relevant memory from earlier sessions (keyword match; as it was then):"

@@ -119,7 +119,7 @@ def shown_msg_hashes(conn: apsw.Connection, session_id: str) -> set[str]:
                                     ids)}
 
 
-def distinct(rows: list[LessonRow], limit: int) -> list[LessonRow]:
+def _distinct(rows: list[LessonRow], limit: int) -> list[LessonRow]:
     """The first `limit` rows, each episode once: a session forked from another (`/branch`,
     `--fork-session`) holds a copy of the parent's history, records and times included, so
     its lessons repeat the parent's. A copy is the same error at the same moment with the
@@ -142,13 +142,13 @@ _OVERFETCH = 4
 
 def _read_distinct(conn: apsw.Connection, sql: str, args: tuple[object, ...],
                    limit: int) -> list[LessonRow]:
-    """`sql` (ending in LIMIT ?) read with `limit`, each episode once (`distinct`); read
+    """`sql` (ending in LIMIT ?) read with `limit`, each episode once (`_distinct`); read
     again with more rows only when copies were dropped and more rows may exist, so the
     common case (no fork) costs what one plain read does."""
     rows = [LessonRow(*r) for r in conn.execute(sql, (*args, limit))]
-    out = distinct(rows, limit)
+    out = _distinct(rows, limit)
     if len(out) < len(rows) == limit:
-        out = distinct([LessonRow(*r) for r in conn.execute(sql, (*args, limit * _OVERFETCH))],
+        out = _distinct([LessonRow(*r) for r in conn.execute(sql, (*args, limit * _OVERFETCH))],
                        limit)
     return out
 

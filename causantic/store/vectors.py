@@ -376,15 +376,8 @@ def twin_vectors(conn: apsw.Connection, rowid: int, model_id: str
     ).fetchone()
     if row is None:
         return None
-    base = row[0] * WINDOW_SLOTS
-    windows = []
-    for w in range(row[1]):  # point lookups: vec0 scans the whole table for a rowid range
-        found = conn.execute(f"SELECT embedding FROM {VEC_TABLE} WHERE rowid = ?",
-                             (base + w,)).fetchone()
-        if found is None:
-            return None
-        windows.append(found[0])
-    return windows, row[2]
+    windows = _windows(conn, row[0], row[1])
+    return (windows, row[2]) if len(windows) == row[1] else None
 
 
 def window_vectors(conn: apsw.Connection, chunk_id: str) -> list[bytes]:
@@ -397,11 +390,14 @@ def window_vectors(conn: apsw.Connection, chunk_id: str) -> list[bytes]:
         " ON m.chunk_rowid = c.rowid WHERE c.id = ?",
         (chunk_id,),
     ).fetchone()
-    if row is None:
-        return []
-    base = row[0] * WINDOW_SLOTS
-    return [  # every window row of a stored chunk exists (written in one transaction)
-        conn.execute(f"SELECT embedding FROM {VEC_TABLE} WHERE rowid = ?", (base + w,))
-        .fetchone()[0]  # type: ignore[index]
-        for w in range(row[1])
-    ]
+    return [] if row is None else _windows(conn, row[0], row[1])
+
+
+def _windows(conn: apsw.Connection, chunk_rowid: int, count: int) -> list[bytes]:
+    """The first `count` window vectors of a chunk, in order, those that exist (every one of
+    a stored chunk: they are written in one transaction). Point lookups: vec0 answers a rowid
+    range by scanning the whole table."""
+    base = chunk_rowid * WINDOW_SLOTS
+    found = (conn.execute(f"SELECT embedding FROM {VEC_TABLE} WHERE rowid = ?", (base + w,))
+             .fetchone() for w in range(count))
+    return [row[0] for row in found if row is not None]
